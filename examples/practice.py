@@ -1,0 +1,36 @@
+"""The section's practice, computed through this package: the manuscript's 9 output lines."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .counting import scalar_multiply_count, scaling_table
+from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
+from .scoring import score_batch, score_one_by_one
+
+
+def rounded(scores) -> list[float]:
+    """Scores rounded to 3 places as plain Python floats (prints ``0.35``, not ``0.35000002``)."""
+    return [round(float(score), 3) for score in scores]
+
+
+def practice_lines() -> list[str]:
+    """Score the manuscript's batch one by one and with ``score_batch``; report both and the counts."""
+    batch = np.array(BATCH)
+    weights = np.array(WEIGHTS)
+    scores_one_by_one = rounded(score_one_by_one(batch, weights))
+    scores_batch = rounded(score_batch(batch, weights))
+    table = scaling_table(PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES)
+    return [
+        f"batch shape = {batch.shape}",
+        f"weights shape = {weights.shape}",
+        f"scores_one_by_one = {scores_one_by_one}",
+        f"scores_batch = {scores_batch}",
+        f"scalar multiply count = {scalar_multiply_count(*batch.shape)}",
+        f"same result = {bool(np.allclose(scores_one_by_one, scores_batch))}",
+        f"probe batch sizes = {list(PROBE_BATCH_SIZES)}",
+        *(
+            f"estimated scalar multiplies when feature count = {features} = {counts}"
+            for features, counts in table.items()
+        ),
+    ]

@@ -1,0 +1,56 @@
+"""Two ways to score a batch with the same weights.
+
+- ``score_one_by_one``: the CPU-like sequential path, one multiply-add at a time in plain Python.
+- ``score_batch``: the GPU-like parallel path, ``jax.jit(jax.vmap(...))`` over the rows,
+  run on whatever backend JAX finds (CPU here, GPU where there is one).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from .validation import check_batch_and_weights
+
+# On a GPU, float32 matmul may run at reduced (TF32) precision by default; the course
+# compares the batched scores with the one-by-one scores, so ask for full float32.
+_PRECISION = jax.lax.Precision.HIGHEST
+
+
+def score_one_by_one(batch: Any, weights: Any) -> list[float]:
+    """Score each row with a Python loop of scalar multiply-adds (the sequential path)."""
+    batch_array, weights_array = check_batch_and_weights(batch, weights)
+    rows = batch_array.tolist()
+    weight_values = weights_array.tolist()
+    scores = []
+    for row in rows:
+        score = 0.0
+        for x, w in zip(row, weight_values, strict=True):
+            score += x * w
+        scores.append(score)
+    return scores
+
+
+def _score_row(row: jax.Array, weights: jax.Array) -> jax.Array:
+    return jnp.dot(row, weights, precision=_PRECISION)
+
+
+@jax.jit
+def _score_rows(batch: jax.Array, weights: jax.Array) -> jax.Array:
+    # vmap maps the one-row score over axis 0 of the batch; the weights are shared (None).
+    float_type = jnp.result_type(float)
+    return jax.vmap(_score_row, in_axes=(0, None))(
+        batch.astype(float_type), weights.astype(float_type)
+    )
+
+
+def score_batch(batch: Any, weights: Any) -> jax.Array:
+    """Score every row at once with ``jax.jit(jax.vmap(row score))`` (the batched path).
+
+    Accepts nested lists, numpy arrays and jax arrays. A jax array stays on its device;
+    the result is a jax array of shape ``(rows,)`` on the same backend.
+    """
+    batch_array, weights_array = check_batch_and_weights(batch, weights)
+    return _score_rows(batch_array, weights_array)
