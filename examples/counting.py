@@ -25,9 +25,7 @@ def scalar_multiply_count(batch_size: int, feature_count: int) -> int:
     return _as_count("batch_size", batch_size) * _as_count("feature_count", feature_count)
 
 
-def scaling_table(
-    batch_sizes: Iterable[int], feature_sizes: Iterable[int]
-) -> dict[int, list[int]]:
+def scaling_table(batch_sizes: Iterable[int], feature_sizes: Iterable[int]) -> dict[int, list[int]]:
     """Multiply counts for every feature size (key) over every batch size (list, in order)."""
     batch_sizes = list(batch_sizes)
     return {

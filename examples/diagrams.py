@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .validation import as_array
@@ -18,7 +19,7 @@ def _sequential_path(rows: int) -> list[str]:
     if rows >= 3:
         steps.append(("E1", "Sample 3 next"))
     lines = [f'    {steps[0][0]}["{steps[0][1]}"] --> {steps[1][0]}["{steps[1][1]}"]']
-    for (previous, _), (node, label) in zip(steps[1:], steps[2:], strict=False):
+    for (previous, _), (node, label) in itertools.pairwise(steps[1:]):
         lines.append(f'    {previous} --> {node}["{label}"]')
     return lines
 
@@ -43,8 +44,10 @@ def _parallel_path(rows: int) -> list[str]:
         *(f"      {line}" for line in grouped),
         "    end",
     ]
-    lines += [f'    {node} --> P["Same matrix operation"]' if i == 0 else f"    {node} --> P"
-              for i, (node, _) in enumerate(nodes)]
+    lines += [
+        f'    {node} --> P["Same matrix operation"]' if i == 0 else f"    {node} --> P"
+        for i, (node, _) in enumerate(nodes)
+    ]
     lines.append('    P --> O["Outputs together"]')
     return lines
 

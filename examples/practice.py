@@ -15,7 +15,7 @@ def rounded(scores) -> list[float]:
 
 
 def practice_lines() -> list[str]:
-    """Score the manuscript's batch one by one and with ``score_batch``; report both and the counts."""
+    """Score the manuscript batch one by one and as a batch; report both and the counts."""
     batch = np.array(BATCH)
     weights = np.array(WEIGHTS)
     scores_one_by_one = rounded(score_one_by_one(batch, weights))

@@ -32,7 +32,9 @@ def as_array(name: str, value: Any) -> np.ndarray | jax.Array:
         array = value
     else:
         if isinstance(value, (str, bytes)):
-            raise TypeError(f"{name} must be an array or nested list of numbers, got {type(value).__name__}")
+            raise TypeError(
+                f"{name} must be an array or nested list of numbers, got {type(value).__name__}"
+            )
         try:
             array = np.asarray(value)
         except ValueError as error:  # numpy refuses ragged nesting

@@ -1,0 +1,22 @@
+"""Shared fixtures: one strict build of the site per test session, and the golden output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .helpers import GOLDEN, ROOT, mkdocs_build
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site_dir = tmp_path_factory.mktemp("site")
+    result = mkdocs_build(ROOT / "mkdocs.yml", site_dir)
+    assert result.returncode == 0, result.stderr
+    return site_dir
+
+
+@pytest.fixture(scope="session")
+def expected_practice_output() -> str:
+    return (GOLDEN / "practice_output.txt").read_text()

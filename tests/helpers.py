@@ -1,0 +1,35 @@
+"""Paths and the build command shared by the tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
+
+
+def mkdocs_build(config: Path, site_dir: Path) -> subprocess.CompletedProcess[str]:
+    """Run the strict build, the only build, and return what it printed."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(config),
+            "-d",
+            str(site_dir),
+        ],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
