@@ -126,7 +126,8 @@ def totals() -> str:
     blocks = sum(run.kind == "block" for run in _runs)
     notebooks = sum(run.kind == "notebook" for run in _runs)
     seconds = sum(run.seconds for run in _runs)
-    return f"{blocks} blocks and {notebooks} notebooks executed in {seconds:.2f} s"
+    notebooks_word = "notebook" if notebooks == 1 else "notebooks"
+    return f"{blocks} blocks and {notebooks} {notebooks_word} executed in {seconds:.2f} s"
 
 
 def _table() -> str:
@@ -152,5 +153,5 @@ def on_post_page(output, page, config):
 
 def on_post_build(config):
     for run in _runs:
-        log.info("Executed %s %s on %s in %.2f s", run.page, run.block_id, run.ran_on, run.seconds)
+        log.info("Executed %s %s: %.2f s, %s", run.page, run.block_id, run.seconds, run.ran_on)
     log.info("Execution report: %s", totals())

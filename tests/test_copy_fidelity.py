@@ -110,9 +110,7 @@ def test_every_displayed_python_block_is_paired_with_its_output(built_site):
     assert blocks, "no displayed Python block found: the pairing convention is broken"
 
 
-def test_every_displayed_python_block_runs_as_copied_and_prints_what_is_shown(
-    built_site, tmp_path
-):
+def test_every_displayed_python_block_runs_as_copied_and_prints_what_is_shown(built_site, tmp_path):
     blocks, _ = shown_blocks(built_site)
     failures = []
     for number, block in enumerate(blocks):
