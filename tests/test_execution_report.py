@@ -10,7 +10,9 @@ from examples import backend_report
 
 from .helpers import ROOT, SECTION_PAGE
 
-EXEC_FENCE = re.compile(r'^\s*```python exec="on"[^\n]*\bid="([^"]+)"', re.MULTILINE)
+# An executed Python fence, however many backticks or whatever true value its exec= has.
+FENCE = r'^[ \t]*`{3,}[ \t]*(?:python|py)\b[^\n]*\bexec="(?!no"|off"|false"|0")[^\n]*'
+EXEC_FENCE = re.compile(FENCE + r'\bid="([^"]+)"', re.MULTILINE)
 
 
 def report_rows(site) -> list[dict[str, str]]:
@@ -34,7 +36,7 @@ def test_the_report_lists_every_executed_block_of_the_section_page(built_site):
 
 
 def test_every_exec_block_has_an_id_and_is_reported_once(built_site):
-    fences = re.findall(r'^\s*```python exec="on"[^\n]*$', _all_markdown(), re.MULTILINE)
+    fences = re.findall(FENCE + "$", _all_markdown(), re.MULTILINE)
     assert all(' id="' in fence for fence in fences), fences
     ids = [row["Block id"] for row in report_rows(built_site)]
     assert len(ids) == len(set(ids)) == len(fences) + len(list(_notebooks()))
