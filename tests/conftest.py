@@ -14,7 +14,14 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site_dir = tmp_path_factory.mktemp("site")
     result = mkdocs_build(ROOT / "mkdocs.yml", site_dir)
     assert result.returncode == 0, result.stderr
+    site_dir.with_name("build.log").write_text(result.stderr)  # read by build_log
     return site_dir
+
+
+@pytest.fixture(scope="session")
+def build_log(built_site: Path) -> str:
+    """What the session's strict build printed (mkdocs logs to stderr)."""
+    return built_site.with_name("build.log").read_text()
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,107 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # P5-9.1 practice in JAX: loop, `vmap`, `jit(vmap)`
+#
+# The practice of section P5-9.1, step by step in JAX: score the 4 factory lines one row at a
+# time in a Python loop, then let `jax.vmap` map the same row score over the whole batch, then
+# compile that batched function with `jax.jit`. Every step must give the same 4 scores; what
+# changes is how the computation is organized. Run the cells in order: each one uses the names
+# the cells above it defined. The notebook needs only `jax`, `numpy` and the course's
+# `examples` package.
+
+# %%
+import jax
+import jax.numpy as jnp
+
+from examples import (
+    BATCH,
+    PROBE_BATCH_SIZES,
+    PROBE_FEATURE_SIZES,
+    WEIGHTS,
+    backend_report,
+    rounded,
+    scaling_table,
+    score_batch,
+    score_one_by_one,
+)
+
+batch = jnp.array(BATCH)  # 4 lines x 3 features
+weights = jnp.array(WEIGHTS)  # one weight per feature, shared by every line
+print("batch shape =", batch.shape)
+print("weights shape =", weights.shape)
+
+
+# %% [markdown]
+# ## 1. One row at a time: a Python loop
+#
+# The score of one line is a dot product of its 3 features with the 3 weights. A Python loop
+# calls it once per line, one after another.
+
+
+# %%
+def score_row(row, weights):
+    # Full float32 on every backend (a GPU may otherwise round matmuls to TF32).
+    return jnp.dot(row, weights, precision=jax.lax.Precision.HIGHEST)
+
+
+scores_loop = [score_row(row, weights) for row in batch]
+print("scores_loop =", rounded(scores_loop))
+print("score_one_by_one =", rounded(score_one_by_one(BATCH, WEIGHTS)))
+
+# %% [markdown]
+# ## 2. The whole batch at once: `vmap`
+#
+# `jax.vmap` turns the one-row function into a batched one. `in_axes=(0, None)` says: map
+# over axis 0 of the first argument (one row after another), and give every row the same
+# second argument (the weights are shared, not mapped).
+
+# %%
+score_rows = jax.vmap(score_row, in_axes=(0, None))
+scores_vmap = score_rows(batch, weights)
+print("scores_vmap shape =", scores_vmap.shape)
+print("scores_vmap =", rounded(scores_vmap))
+
+# %% [markdown]
+# ## 3. Compiled: `jit(vmap)`
+#
+# `jax.jit` compiles the batched function for the backend JAX found (CPU, or a GPU where there
+# is one). The first call compiles; later calls with the same shapes reuse the compiled code.
+# The course package's `score_batch` is this same `jit(vmap)` over the rows.
+
+# %%
+fast_score_rows = jax.jit(score_rows)
+scores_jit = fast_score_rows(batch, weights)
+print("scores_jit =", rounded(scores_jit))
+print("score_batch =", rounded(score_batch(batch, weights)))
+print("same result =", rounded(scores_loop) == rounded(scores_vmap) == rounded(scores_jit))
+
+# %% [markdown]
+# ## 4. How the multiply count grows
+#
+# Each score costs one multiplication per feature, so a batch costs `batch size x feature
+# count` scalar multiplications. The table grows with both: that repeated, identical work is
+# what a GPU spreads across its many cores.
+
+# %%
+table = scaling_table(PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES)
+print("probe batch sizes =", list(PROBE_BATCH_SIZES))
+for feature_count, counts in table.items():
+    print(f"estimated scalar multiplies when feature count = {feature_count} =", counts)
+
+# %% [markdown]
+# ## Where this ran
+
+# %%
+print(backend_report().label())

@@ -1,0 +1,72 @@
+"""hooks/execution_report.py: every executed block and notebook is timed, logged and published."""
+
+from __future__ import annotations
+
+import re
+
+from bs4 import BeautifulSoup
+
+from examples import backend_report
+
+from .helpers import ROOT, SECTION_PAGE
+
+# An executed Python fence, however many backticks or whatever true value its exec= has.
+FENCE = r'^[ \t]*`{3,}[ \t]*(?:python|py)\b[^\n]*\bexec="(?!no"|off"|false"|0")[^\n]*'
+EXEC_FENCE = re.compile(FENCE + r'\bid="([^"]+)"', re.MULTILINE)
+
+
+def report_rows(site) -> list[dict[str, str]]:
+    page = BeautifulSoup((site / "build-report" / "index.html").read_text(), "html.parser")
+    table = page.select_one("table.build-report")
+    header = [th.get_text() for th in table.select("thead th")]
+    return [
+        dict(zip(header, (td.get_text() for td in row("td")), strict=True))
+        for row in table.select("tbody tr")
+    ]
+
+
+def test_the_report_lists_every_executed_block_of_the_section_page(built_site):
+    block_ids = EXEC_FENCE.findall((ROOT / "docs" / f"{SECTION_PAGE}.md").read_text())
+    assert len(block_ids) >= 3
+    rows = [row for row in report_rows(built_site) if row["Page"] == f"{SECTION_PAGE}.md"]
+    assert [row["Block id"] for row in rows] == block_ids
+    for row in rows:
+        assert float(row["Seconds"]) >= 0
+        assert row["Ran on"].startswith("computed on ")
+
+
+def test_every_exec_block_has_an_id_and_is_reported_once(built_site):
+    fences = re.findall(FENCE + "$", _all_markdown(), re.MULTILINE)
+    assert all(' id="' in fence for fence in fences), fences
+    ids = [row["Block id"] for row in report_rows(built_site)]
+    assert len(ids) == len(set(ids)) == len(fences) + len(list(_notebooks()))
+
+
+def test_the_report_lists_the_notebook_with_the_backend_its_kernel_printed(built_site):
+    rows = {row["Block id"]: row for row in report_rows(built_site)}
+    for notebook in _notebooks():
+        row = rows[f"notebooks/{notebook.name}"]
+        assert row["Ran on"] == backend_report().label()
+        assert float(row["Seconds"]) > 0
+
+
+def test_the_build_log_ends_with_the_summary(built_site, build_log):
+    rows = report_rows(built_site)
+    assert f"Executed {SECTION_PAGE}.md p5-9-1-practice-jax:" in build_log
+    blocks = sum(not row["Page"].startswith("notebooks/") for row in rows)
+    summary = re.search(
+        r"Execution report: (\d+) blocks and (\d+) notebooks? .* ([\d.]+) s", build_log
+    )
+    assert summary is not None, build_log
+    assert int(summary[1]) == blocks
+    assert int(summary[2]) == len(rows) - blocks
+    shown = sum(float(row["Seconds"]) for row in rows)
+    assert abs(float(summary[3]) - shown) < 0.01 * len(rows) + 0.01
+
+
+def _all_markdown() -> str:
+    return "\n".join(path.read_text() for path in sorted((ROOT / "docs").rglob("*.md")))
+
+
+def _notebooks():
+    return sorted((ROOT / "docs" / "notebooks").glob("*.py"))
