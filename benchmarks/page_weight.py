@@ -21,7 +21,6 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
 from playwright.sync_api import sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
@@ -38,7 +37,7 @@ def site_prefix() -> str:
     config = next(
         line for line in Path("mkdocs.yml").read_text().splitlines() if "site_url:" in line
     )
-    return urlsplit(yaml.safe_load(config)["site_url"]).path.strip("/")
+    return urlsplit(config.split(":", 1)[1].strip().strip("'\"")).path.strip("/")
 
 
 def pages(site: Path) -> list[str]:

@@ -17,8 +17,6 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
-
 from .helpers import ROOT
 
 CHROMIUM = "/usr/bin/chromium"
@@ -66,7 +64,7 @@ def site_prefix() -> str:
     """The path part of ``site_url`` (``course/``): where the published site lives on its host."""
     text = (ROOT / "mkdocs.yml").read_text()
     site_url = next(line for line in text.splitlines() if line.startswith("site_url:"))
-    return urlsplit(yaml.safe_load(site_url)["site_url"]).path.strip("/") + "/"
+    return urlsplit(site_url.split(":", 1)[1].strip().strip("'\"")).path.strip("/") + "/"
 
 
 def section_version() -> str:
