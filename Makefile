@@ -9,16 +9,29 @@ BIN := $(VENV)/bin
 UV_VERSION := 0.13.8
 export NO_MKDOCS_2_WARNING := 1
 export UV_LINK_MODE := copy
+CHROMIUM := /usr/bin/chromium
+# The version is written once, in the section page's front matter; publishing reads it there.
+SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
+VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
 
-.PHONY: setup serve build test lint bench clean
+.PHONY: setup serve build test lint bench publish print-version clean
 
-## setup: create or update .venv when missing or stale (pyproject.toml or uv.lock newer)
-setup: $(VENV)/.synced
+## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
+setup: $(VENV)/.synced node_modules/.installed
 
 $(VENV)/.synced: pyproject.toml uv.lock
 	@test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); }
 	$(BIN)/uv sync --locked --python $(BIN)/python
 	@touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+# The browser tests drive Debian's chromium (never a browser downloaded by playwright).
+$(CHROMIUM):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/)
 serve: setup
@@ -29,12 +42,26 @@ build: setup
 	$(BIN)/mkdocs build --strict
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
-test: setup lint
+test: setup $(CHROMIUM) lint
 	$(BIN)/pytest
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+## bench: build, then run every benchmark script in benchmarks/ (each prints its own figures)
+bench: build $(CHROMIUM)
+	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes)
+# mike runs `mkdocs` from PATH, so the virtual environment goes first on it.
+publish: setup
+	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike deploy --update-aliases $(VERSION) latest
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike set-default latest
+
+print-version:
+	@echo $(VERSION)
 
 clean:
 	rm -rf site .pytest_cache .ruff_cache .hypothesis

@@ -4,6 +4,7 @@ The same risk score, computed line by line in plain Python and for the whole bat
 with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds.
 """
 
+from .artifacts import CHART_BATCH_SIZES, line_scores_chart, multiply_count_chart
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .diagrams import sequential_vs_parallel_flowchart
@@ -13,11 +14,14 @@ from .scoring import score_batch, score_one_by_one
 
 __all__ = [
     "BATCH",
+    "CHART_BATCH_SIZES",
     "PROBE_BATCH_SIZES",
     "PROBE_FEATURE_SIZES",
     "WEIGHTS",
     "BackendReport",
     "backend_report",
+    "line_scores_chart",
+    "multiply_count_chart",
     "practice_lines",
     "rounded",
     "scalar_multiply_count",

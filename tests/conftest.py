@@ -27,3 +27,22 @@ def build_log(built_site: Path) -> str:
 @pytest.fixture(scope="session")
 def expected_practice_output() -> str:
     return (GOLDEN / "practice_output.txt").read_text()
+
+
+@pytest.fixture(scope="session")
+def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The gh-pages tree that `make publish` writes (in a throw-away repository), laid out under
+    the site_url's path, as the host serves it: versions.json, the root redirect, the alias."""
+    from .browser import extract_branch, publish_copy, site_prefix
+
+    workdir = tmp_path_factory.mktemp("publish")
+    repo = publish_copy(workdir)
+    served = workdir / "served"
+    extract_branch(repo, "gh-pages", served / site_prefix())
+    return served
+
+
+@pytest.fixture(scope="session")
+def published_repo(published_site: Path) -> Path:
+    """The throw-away repository whose gh-pages branch `published_site` was read from."""
+    return published_site.parent / "repo"

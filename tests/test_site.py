@@ -90,6 +90,7 @@ def docs_copy(tmp_path: Path) -> Path:
     for name in ("docs", "hooks"):
         shutil.copytree(ROOT / name, tmp_path / name)
     shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
     return tmp_path
 
 

@@ -1,0 +1,120 @@
+"""Transfer size of each built page: its HTML plus every asset the browser loads for it.
+
+Each page of the built site (default ``site/``, from ``make build``) is opened in headless
+Debian chromium from a server on 127.0.0.1, under site_url's path as the host serves it, and
+left to settle (until its search index has loaded and the network is idle). Every response
+body is counted as served (no compression) and gzipped (as most hosts send text). A page
+without a diagram must not load mermaid (3.5 MB): the last column says whether it did.
+
+    python benchmarks/page_weight.py [SITE_DIR]
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import sys
+import tempfile
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+SETTLED = "search/search_index.json"  # every page fetches it once Material has started
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+def site_prefix() -> str:
+    config = next(
+        line for line in Path("mkdocs.yml").read_text().splitlines() if "site_url:" in line
+    )
+    return urlsplit(config.split(":", 1)[1].strip().strip("'\"")).path.strip("/")
+
+
+def pages(site: Path) -> list[str]:
+    return [
+        p.relative_to(site).as_posix().removesuffix("index.html")
+        for p in sorted(site.rglob("*.html"))
+    ]
+
+
+def weigh(browser, site: Path, base: str, page: str) -> dict[str, object]:
+    sizes: dict[str, int] = {}
+    missing: list[str] = []
+    context = browser.new_context()
+    context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+
+    def finished(request):
+        if request.response().ok:
+            sizes[request.url] = request.sizes()["responseBodySize"]
+        else:
+            missing.append(request.url.removeprefix(base))
+
+    context.on("requestfinished", finished)  # context level: the search worker's fetches too
+    tab = context.new_page()
+    tab.goto(base + page, wait_until="networkidle")
+    deadline = time.monotonic() + 20
+    while not any(url.endswith(SETTLED) for url in sizes) and time.monotonic() < deadline:
+        tab.wait_for_timeout(100)
+    tab.wait_for_load_state("networkidle")
+    context.close()
+    gzipped = 0
+    for url in sizes:
+        file = site / urlsplit(url).path.removeprefix(urlsplit(base).path)
+        gzipped += len(gzip.compress((file / "index.html" if file.is_dir() else file).read_bytes()))
+    html_file = site / (page if page.endswith(".html") else page + "index.html")
+    return {
+        "page": page or "(home)",
+        "requests": len(sizes),
+        "html": sizes.get(base + page, 0),
+        "total": sum(sizes.values()),
+        "gzip": gzipped,
+        "diagram": 'class="mermaid"' in html_file.read_text(),
+        "mermaid": any(url.endswith("/mermaid.min.js") for url in sizes),
+        "missing": missing,
+    }
+
+
+def main() -> int:
+    site = Path(sys.argv[1] if len(sys.argv) > 1 else "site").resolve()
+    if not (site / "index.html").is_file():
+        print(f"no built site in {site}: run `make build` first", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as root:
+        prefix = site_prefix()
+        (Path(root) / prefix).parent.mkdir(parents=True, exist_ok=True)
+        (Path(root) / prefix).symlink_to(site)
+        handler = functools.partial(QuietHandler, directory=root)
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}/{prefix}/"
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            rows = [weigh(browser, site, base, page) for page in pages(site)]
+            browser.close()
+        server.shutdown()
+    header = f"{'page':<40} {'reqs':>4} {'HTML KiB':>9} {'total KiB':>10} {'gzip KiB':>9}"
+    print(header + "  diagram  mermaid")
+    for r in rows:
+        kib = f"{r['html'] / 1024:>9.1f} {r['total'] / 1024:>10.1f} {r['gzip'] / 1024:>9.1f}"
+        flags = f"{'yes' if r['diagram'] else 'no':<7}  {'loaded' if r['mermaid'] else '-'}"
+        print(f"{r['page']:<40} {r['requests']:>4} {kib}  {flags}")
+    for missing in sorted({url for r in rows for url in r["missing"]}):
+        note = " (written by mike at publish time)" if missing == "versions.json" else ""
+        print(f"not found, not counted: {missing}{note}")
+    wrong = [r["page"] for r in rows if r["mermaid"] != r["diagram"]]
+    print(f"pages whose mermaid loading does not match their diagrams: {len(wrong)} {wrong or ''}")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""The section's two charts, drawn from live results as inline, theme-aware SVG.
+
+1. ``line_scores_chart``: each line's risk score computed one by one and as a batch, side by side.
+2. ``multiply_count_chart``: the scalar multiply count against batch size, one rising line per
+   feature count, over the practice's probe sizes and beyond.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .charts import chart_style, inline_svg
+from .counting import scaling_table
+from .data import PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES
+from .practice import rounded
+from .scoring import score_batch, score_one_by_one
+
+CHART_BATCH_SIZES: tuple[int, ...] = (*PROBE_BATCH_SIZES, 64, 128)
+"""The probe sizes, then two doublings beyond them."""
+
+
+def line_scores_chart(batch: Any, weights: Any) -> str:
+    """Grouped bars: each line's score one by one (Python loop) and as a batch (jit + vmap)."""
+    import matplotlib.pyplot as plt
+
+    one_by_one = rounded(score_one_by_one(batch, weights))
+    batched = rounded(score_batch(batch, weights))
+    lines = range(1, len(one_by_one) + 1)
+    width = 0.38
+    with chart_style():
+        figure, axes = plt.subplots(figsize=(7, 3.6))
+        for offset, label, scores in (
+            (-width / 2, "one by one (Python loop)", one_by_one),
+            (width / 2, "as a batch (jax jit + vmap)", batched),
+        ):
+            bars = axes.bar([line + offset for line in lines], scores, width, label=label)
+            axes.bar_label(bars, labels=[f"{score:g}" for score in scores], padding=2)
+        axes.set_xticks(list(lines), [f"line {line}" for line in lines])
+        axes.set_xlabel("factory line")
+        axes.set_ylabel("risk score")
+        low, high = min([0.0, *one_by_one, *batched]), max([0.0, *one_by_one, *batched])
+        axes.set_ylim(low * 1.25, high * 1.25)  # headroom for the value labels and the legend
+        axes.axhline(0, linewidth=0.8, color=plt.rcParams["axes.edgecolor"])  # page ink
+        axes.legend(loc="upper left", ncols=2)
+        return inline_svg(
+            figure,
+            "Risk score of each factory line, computed one by one and as a batch: "
+            + ", ".join(
+                f"line {line} {a:g} and {b:g}"
+                for line, a, b in zip(lines, one_by_one, batched, strict=True)
+            ),
+        )
+
+
+def multiply_count_chart(
+    batch_sizes: Sequence[int] = CHART_BATCH_SIZES,
+    feature_sizes: Sequence[int] = PROBE_FEATURE_SIZES,
+    probe_sizes: Sequence[int] = PROBE_BATCH_SIZES,
+) -> str:
+    """One line per feature count: scalar multiplies (exact ints) against batch size.
+
+    The practice's probe sizes are shaded, so the reader sees where the printed table ends.
+    """
+    import matplotlib.pyplot as plt
+
+    table = scaling_table(batch_sizes, feature_sizes)
+    with chart_style():
+        figure, axes = plt.subplots(figsize=(7, 3.8))
+        axes.axvspan(
+            min(probe_sizes),
+            max(probe_sizes),
+            alpha=0.15,
+            color="#888888",
+            label="the practice's probe sizes",
+        )
+        for features, counts in table.items():
+            axes.plot(batch_sizes, counts, marker="o", label=f"{features} features")
+            axes.annotate(
+                f"{counts[-1]:,}",
+                (batch_sizes[-1], counts[-1]),
+                textcoords="offset points",
+                xytext=(-4, 6),
+                ha="right",
+            )
+        axes.set_xlabel("batch size (lines)")
+        axes.set_ylabel("scalar multiplications")
+        axes.set_xlim(0, max(batch_sizes) * 1.02)
+        axes.set_ylim(0, max(max(counts) for counts in table.values()) * 1.12)
+        axes.legend(loc="upper left")
+        return inline_svg(
+            figure,
+            "Scalar multiply count against batch size: "
+            + "; ".join(
+                f"{features} features: "
+                + ", ".join(
+                    f"{size} lines {count}" for size, count in zip(batch_sizes, counts, strict=True)
+                )
+                for features, counts in table.items()
+            ),
+        )

@@ -1,0 +1,139 @@
+"""Headless Debian chromium against a site served on 127.0.0.1, and the publish step it reads.
+
+Used by the browser tests and by ``benchmarks/page_weight.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tarfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .helpers import ROOT
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+LOCAL_HOST = "127.0.0.1"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+# Material draws each diagram in a closed shadow root; open it so a test can find the SVG.
+OPEN_SHADOW_ROOTS = """
+const attachShadow = Element.prototype.attachShadow;
+Element.prototype.attachShadow = function (init) {
+  return attachShadow.call(this, { ...init, mode: "open" });
+};
+"""
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # the tests report what matters themselves
+        pass
+
+
+@contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 from a thread; yield the base URL (ending in /)."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{LOCAL_HOST}:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def site_prefix() -> str:
+    """The path part of ``site_url`` (``course/``): where the published site lives on its host."""
+    text = (ROOT / "mkdocs.yml").read_text()
+    site_url = next(line for line in text.splitlines() if line.startswith("site_url:"))
+    return urlsplit(site_url.split(":", 1)[1].strip().strip("'\"")).path.strip("/") + "/"
+
+
+def section_version() -> str:
+    """The version, read by the Makefile from the section page's front matter."""
+    result = subprocess.run(
+        ["make", "-s", "print-version"], cwd=ROOT, env=_plain_env(), capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def _plain_env() -> dict[str, str]:
+    # A make started from `make test` must not inherit the outer make's job-server flags.
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    for role in ("AUTHOR", "COMMITTER"):  # mike commits to gh-pages
+        env[f"GIT_{role}_NAME"] = "course-tests"
+        env[f"GIT_{role}_EMAIL"] = "tests@example.invalid"
+    return {**env, "NO_MKDOCS_2_WARNING": "1"}
+
+
+_SOURCES = ["Makefile", "mkdocs.yml", "pyproject.toml", "uv.lock", "package.json"]
+_SOURCES += ["package-lock.json", ".gitignore", "docs", "hooks", "examples"]
+
+
+def publish_copy(workdir: Path) -> Path:
+    """Run ``make publish`` in a throw-away git repository holding a copy of the sources.
+
+    The real repository's gh-pages branch is never touched. Returns the copy's root.
+    """
+    repo = workdir / "repo"
+    repo.mkdir()
+    for name in _SOURCES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, repo / name)  # keeps mtimes: the set-up stamps stay fresh
+    for name in (".venv", "node_modules"):
+        (repo / name).symlink_to(ROOT / name)
+    env = _plain_env()
+
+    def run(*command: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
+        assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
+        return result
+
+    run("git", "init", "-q", "-b", "main")
+    run("git", "add", "-A")
+    run("git", "commit", "-q", "-m", "sources under test")
+    run("make", "publish")
+    return repo
+
+
+def extract_branch(repo: Path, branch: str, destination: Path) -> None:
+    """Write the files of ``branch`` (symlinks included, as mike's aliases are) to a folder."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", branch], cwd=repo, capture_output=True, check=True
+    )
+    destination.mkdir(parents=True)
+    archive_path = destination.parent / f"{branch}.tar"
+    archive_path.write_bytes(archive.stdout)
+    with tarfile.open(archive_path) as tar:
+        tar.extractall(destination, filter="data")
+
+
+def built_pages(site: Path) -> list[str]:
+    """Every HTML page of a built site, as paths relative to its root (``glossary/``, ...)."""
+    pages = []
+    for html in sorted(site.rglob("*.html")):
+        relative = html.relative_to(site).as_posix()
+        pages.append(relative.removesuffix("index.html"))
+    return pages

@@ -1,0 +1,255 @@
+"""The published site in headless Debian chromium: every page, light and dark.
+
+Each page of the version that `make publish` deploys is loaded once per colour scheme, from a
+server on 127.0.0.1; any request to another host is aborted and recorded. The tests below then
+read the records: console and page errors, other hosts, diagrams drawn, axe-core violations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from bs4 import BeautifulSoup
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from .browser import (
+    AXE,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LOCAL_HOST,
+    OPEN_SHADOW_ROOTS,
+    built_pages,
+    section_version,
+    serve,
+    site_prefix,
+)
+from .helpers import ROOT, SECTION_PAGE
+
+ARTIFACTS = ROOT / "test-artifacts"
+SCHEMES = ("light", "dark")
+SERIOUS = {"serious", "critical"}
+RENDERED_DIAGRAMS = """
+() => [...document.querySelectorAll("div.mermaid")]
+  .filter((host) => host.shadowRoot && host.shadowRoot.querySelector("svg")).length
+"""
+
+SETTLED_CODE_BLOCKS = """
+() => [...document.querySelectorAll("pre > code")]
+  .every((code) => code.scrollWidth <= code.clientWidth || code.hasAttribute("tabindex"))
+"""
+
+
+@dataclass
+class PageReport:
+    url: str
+    scheme: str
+    diagrams_in_html: int
+    diagrams_drawn: int = 0
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    other_hosts: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    axe_serious: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Browser:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def site_url(published_site: Path) -> str:
+    with serve(published_site) as base:
+        yield base + site_prefix()
+
+
+def open_page(browser: Browser, scheme: str, report: PageReport | None = None) -> Page:
+    """A new page in its own context that records errors and blocks every other host."""
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    context.add_init_script(OPEN_SHADOW_ROOTS)
+    report = report or PageReport(url="", scheme=scheme, diagrams_in_html=0)
+
+    def route(route):
+        if urlsplit(route.request.url).hostname == LOCAL_HOST:
+            route.continue_()
+        else:
+            report.other_hosts.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda m: m.type == "error" and report.console_errors.append(m.text))
+    page.on("pageerror", lambda error: report.page_errors.append(str(error)))
+    page.on("request", lambda request: report.requests.append(request.url))
+    return page
+
+
+def visit(browser: Browser, site: Path, base: str, path: str, scheme: str) -> PageReport:
+    html = (site / (path if path.endswith(".html") else path + "index.html")).read_text()
+    expected = len(BeautifulSoup(html, "html.parser").select("pre.mermaid"))
+    report = PageReport(url=base + path, scheme=scheme, diagrams_in_html=expected)
+    page = open_page(browser, scheme, report)
+    page.goto(report.url, wait_until="networkidle")
+    if expected:
+        # A timeout is not raised here: the drawn/expected mismatch is recorded below.
+        with contextlib.suppress(PlaywrightTimeoutError):
+            page.wait_for_function(f"({RENDERED_DIAGRAMS})() >= {expected}", timeout=20_000)
+    report.diagrams_drawn = page.evaluate(RENDERED_DIAGRAMS)
+    # Material makes overflowing code blocks focusable once it has measured them; let it
+    # finish, so axe judges the page a reader gets (a block left unfocusable is reported).
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(SETTLED_CODE_BLOCKS, timeout=5_000)
+    page.add_script_tag(path=AXE)
+    violations = page.evaluate("async () => (await axe.run(document)).violations")
+    report.axe_serious = [
+        f"{v['impact']} {v['id']}: {[node['target'] for node in v['nodes']]}"
+        for v in violations
+        if v["impact"] in SERIOUS
+    ]
+    if path == f"{SECTION_PAGE}/":
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=ARTIFACTS / f"section-{scheme}.png", full_page=True)
+        for index, chart in enumerate(page.locator("svg.course-chart").all(), start=1):
+            chart.screenshot(path=ARTIFACTS / f"section-{scheme}-chart-{index}.png")
+        if report.diagrams_drawn:
+            diagram = page.locator("div.mermaid").first
+            diagram.screenshot(path=ARTIFACTS / f"section-{scheme}-flow.png")
+    page.context.close()
+    return report
+
+
+@pytest.fixture(scope="session")
+def version_root(published_site: Path) -> Path:
+    return published_site / site_prefix() / section_version()
+
+
+@pytest.fixture(scope="session")
+def reports(browser, version_root, site_url) -> list[PageReport]:
+    """Every built page of the published version, visited once in each colour scheme."""
+    base = f"{site_url}{version_root.name}/"
+    pages = built_pages(version_root)
+    assert f"{SECTION_PAGE}/" in pages
+    return [visit(browser, version_root, base, path, s) for path in pages for s in SCHEMES]
+
+
+def failures(reports: list[PageReport], attribute: str) -> str:
+    """One line per page and finding; empty when every page is clean."""
+    return "\n".join(
+        f"{r.url} ({r.scheme}): {item}" for r in reports for item in getattr(r, attribute)
+    )
+
+
+def test_no_console_errors(reports):
+    found = failures(reports, "console_errors")
+    assert not found, found
+
+
+def test_no_page_errors(reports):
+    found = failures(reports, "page_errors")
+    assert not found, found
+
+
+def test_no_request_to_another_host(reports):
+    found = failures(reports, "other_hosts")
+    assert not found, found
+
+
+def test_every_diagram_is_drawn_as_svg(reports):
+    assert any(r.diagrams_in_html for r in reports), "no page has a diagram to check"
+    assert [r.url for r in reports if r.diagrams_drawn != r.diagrams_in_html] == []
+
+
+def test_mermaid_loads_only_where_there_is_a_diagram(reports):
+    for report in reports:
+        loads_mermaid = any(
+            url.endswith("/assets/javascripts/mermaid.min.js")
+            and urlsplit(url).hostname == LOCAL_HOST
+            for url in report.requests
+        )
+        assert loads_mermaid == bool(report.diagrams_in_html), report.url
+
+
+def test_axe_finds_no_serious_or_critical_violation(reports):
+    found = failures(reports, "axe_serious")
+    assert not found, found
+
+
+def test_instant_navigation_draws_the_diagram(browser, site_url, version_root):
+    """Moving from the home page (no mermaid) to the section without a full page load."""
+    report = PageReport(url="home, then the section", scheme="light", diagrams_in_html=1)
+    page = open_page(browser, "light", report)
+    page.goto(f"{site_url}{version_root.name}/", wait_until="networkidle")
+    page.locator(f"article a[href$='{SECTION_PAGE}/']").first.click()
+    page.wait_for_url(f"**/{SECTION_PAGE}/")
+    page.wait_for_function(f"({RENDERED_DIAGRAMS})() >= 1", timeout=20_000)
+    assert page.evaluate("() => performance.getEntriesByType('navigation').length") == 1
+    page.context.close()
+    assert (report.other_hosts, report.console_errors, report.page_errors) == ([], [], [])
+
+
+def test_root_redirects_to_latest(browser, site_url):
+    page = open_page(browser, "light")
+    page.goto(site_url, wait_until="networkidle")
+    assert page.url == f"{site_url}latest/"
+    assert page.title() == "Deep Learning Course · Live Code"
+    page.context.close()
+
+
+def test_glossary_tooltip_shows_the_short_definition(browser, site_url, version_root):
+    page = open_page(browser, "light")
+    page.goto(f"{site_url}{version_root.name}/{SECTION_PAGE}/", wait_until="networkidle")
+    term = page.locator("article abbr", has_text="GPU").first
+    term.hover()
+    tooltip = page.locator(".md-tooltip2--active")
+    tooltip.wait_for(timeout=5_000)
+    assert "Graphics processing unit" in tooltip.inner_text()
+    page.context.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((LOCAL_HOST, 0))
+        return probe.getsockname()[1]
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex((LOCAL_HOST, port)) == 0
+
+
+def test_mike_serve_shows_the_version_selector(browser, published_repo):
+    port = _free_port()
+    mike = ROOT / ".venv" / "bin" / "mike"
+    server = subprocess.Popen(
+        [str(mike), "serve", "--dev-addr", f"{LOCAL_HOST}:{port}"],
+        cwd=published_repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not _listening(port):
+            assert time.monotonic() < deadline, "mike serve did not start"
+            time.sleep(0.2)
+        page = open_page(browser, "light")
+        page.goto(f"http://{LOCAL_HOST}:{port}/latest/{SECTION_PAGE}/", wait_until="networkidle")
+        selector = page.locator(".md-version__current")
+        selector.wait_for(timeout=10_000)
+        assert selector.inner_text() == section_version()
+        versions = page.locator(".md-version__link").all_inner_texts()
+        assert any(section_version() in text for text in versions), versions
+        page.context.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

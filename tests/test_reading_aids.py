@@ -1,0 +1,77 @@
+"""Glossary, tooltips, course map and the version: what the reader uses to find their way."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from bs4 import BeautifulSoup
+
+from .browser import section_version, site_prefix
+from .helpers import ROOT, SECTION_PAGE
+
+ABBREVIATIONS = ROOT / "docs" / "includes" / "abbreviations.md"
+_ABBREVIATION = re.compile(r"^\*\[(?P<term>[^\]]+)\]: (?P<text>.+)$", re.MULTILINE)
+
+
+def tooltips() -> dict[str, str]:
+    return {m["term"]: m["text"] for m in _ABBREVIATION.finditer(ABBREVIATIONS.read_text())}
+
+
+def page(site, name):
+    return BeautifulSoup((site / name / "index.html").read_text(), "html.parser")
+
+
+def test_glossary_has_an_entry_for_every_tooltip_and_the_terms_the_section_needs(built_site):
+    entries = {h2["id"]: h2.get_text().rstrip("¶") for h2 in page(built_site, "glossary")("h2")}
+    needed = {"GPU", "parallel processing", "CPU", "batch", "matrix multiplication", "AlexNet"}
+    assert needed <= set(tooltips())
+    for term in tooltips():
+        slug = term.lower().replace(" ", "-")
+        assert entries.get(slug, "").lower() == term.lower(), f"no glossary entry for {term}"
+
+
+def test_section_terms_carry_their_tooltip(built_site):
+    article = page(built_site, SECTION_PAGE).select_one("article")
+    abbrs = {abbr.get_text(): abbr["title"] for abbr in article("abbr")}
+    for term in ("GPU", "parallel processing", "CPU", "AlexNet"):
+        assert abbrs[term] == tooltips()[term]
+
+
+def test_reread_sentence_links_both_glossary_entries(built_site):
+    sentence = next(
+        p
+        for p in page(built_site, SECTION_PAGE).select("article p")
+        if p.get_text().startswith("When the story of computational resources")
+    )
+    assert [a["href"] for a in sentence("a")] == [
+        "../glossary/#gpu",
+        "../glossary/#parallel-processing",
+    ]
+
+
+def test_abbreviations_file_is_not_a_page(built_site):
+    assert not (built_site / "includes").exists()
+
+
+def test_course_map_lists_published_and_coming_sections(built_site):
+    course_map = page(built_site, "course-map")
+    published = course_map.find(id="p5-9-1").find_next("p")
+    assert published.a["href"] == f"../{SECTION_PAGE}/"
+    for anchor in ("p5-9-2", "p5-14-4", "part-2"):
+        heading = course_map.find(id=anchor)
+        assert heading is not None, anchor
+        assert heading.find_next("p").get_text().startswith("Not yet published."), anchor
+
+
+def test_nav_holds_glossary_and_course_map(built_site):
+    nav = [a.get_text(strip=True) for a in page(built_site, SECTION_PAGE).select(".md-nav a")]
+    assert "Glossary" in nav and "Course map" in nav
+
+
+def test_version_is_read_from_the_page_metadata_everywhere(built_site, published_site):
+    version = section_version()  # what `make publish` deploys, read from the front matter
+    meta = page(built_site, SECTION_PAGE).select_one("p.section-meta").get_text()
+    assert meta.endswith(f"Version: {version}")
+    versions = json.loads((published_site / site_prefix() / "versions.json").read_text())
+    assert versions == [{"version": version, "title": version, "aliases": ["latest"]}]
