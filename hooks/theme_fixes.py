@@ -2,6 +2,8 @@
 
 - The search dialog gets an accessible name (axe: aria-dialog-name).
 - Each checklist checkbox is named by its item's text (axe: label).
+- Notebook code cells that scroll sideways can be reached by keyboard (axe:
+  scrollable-region-focusable); Material does this for its own code blocks, not for notebooks.
 - The 404 page's ``base`` gets its trailing slash: without it the browser resolves
   ``sitemap.xml``, ``search/search_index.json`` and ``../versions.json`` one folder too high.
 """
@@ -19,6 +21,7 @@ _TASK = re.compile(
     re.DOTALL,
 )
 _TAG = re.compile(r"<[^>]+>")
+_NOTEBOOK_CODE = re.compile(r'<div class="(highlight-ipynb[^"]*)"')
 _BASE_WITHOUT_SLASH = re.compile(r'("base": "[^"]*[^/"])"')
 
 
@@ -35,6 +38,7 @@ def _name_search_dialog(output: str) -> str:
 
 
 def on_page_content(html_content, page, config, files):
+    html_content = _NOTEBOOK_CODE.sub(r'<div class="\1" tabindex="0"', html_content)
     return _TASK.sub(_name_checkbox, html_content)
 
 

@@ -61,10 +61,11 @@ def serve(directory: Path) -> Iterator[str]:
 
 
 def site_prefix() -> str:
-    """The path part of ``site_url`` (``course/``): where the published site lives on its host."""
+    """The path part of ``site_url`` (``""`` or ``course/``): where the site lives on its host."""
     text = (ROOT / "mkdocs.yml").read_text()
     site_url = next(line for line in text.splitlines() if line.startswith("site_url:"))
-    return urlsplit(site_url.split(":", 1)[1].strip().strip("'\"")).path.strip("/") + "/"
+    path = urlsplit(site_url.split(":", 1)[1].split(" #")[0].strip().strip("'\"")).path.strip("/")
+    return f"{path}/" if path else ""
 
 
 def section_version() -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,13 @@ def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def published_repo(published_site: Path) -> Path:
     """The throw-away repository whose gh-pages branch `published_site` was read from."""
     return published_site.parent / "repo"
+
+
+@pytest.fixture
+def docs_copy(tmp_path: Path) -> Path:
+    """A temporary copy of the project's docs, config and hooks, for fault-injection builds."""
+    for name in ("docs", "hooks"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
+    return tmp_path

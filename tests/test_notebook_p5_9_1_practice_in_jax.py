@@ -11,7 +11,6 @@ import shutil
 from pathlib import Path
 
 import nbformat
-import pytest
 from bs4 import BeautifulSoup
 from nbclient import NotebookClient
 
@@ -90,14 +89,6 @@ def test_notebook_walks_loop_vmap_jit_and_the_count_table(built_site):
     text = soup.get_text()
     assert "in_axes=(0, None)" in text
     assert "estimated scalar multiplies when feature count = 6 = [24, 48, 96, 192]" in text
-
-
-@pytest.fixture
-def docs_copy(tmp_path: Path) -> Path:
-    for name in ("docs", "hooks"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
-    return tmp_path
 
 
 def test_a_raising_cell_fails_the_strict_build_and_names_the_notebook(docs_copy):

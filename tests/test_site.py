@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 from pathlib import Path
 
-import pytest
 from bs4 import BeautifulSoup
 
 from examples import BATCH, backend_report, sequential_vs_parallel_flowchart
@@ -82,16 +80,6 @@ FAILING_PAGE = """\
 raise RuntimeError("this example is broken")
 ```
 """
-
-
-@pytest.fixture
-def docs_copy(tmp_path: Path) -> Path:
-    """A temporary copy of the project's docs, config and hooks."""
-    for name in ("docs", "hooks"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
-    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
-    return tmp_path
 
 
 def test_raising_block_fails_the_strict_build_and_names_the_block(docs_copy):

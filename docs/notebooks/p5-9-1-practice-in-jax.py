@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # P5-9.1 practice in JAX: loop, `vmap`, `jit(vmap)`
+# # P5-9.1 practice in JAX: loop, vmap, jit(vmap)
 #
 # The practice of section P5-9.1, step by step in JAX: score the 4 factory lines one row at a
 # time in a Python loop, then let `jax.vmap` map the same row score over the whole batch, then
@@ -61,7 +61,7 @@ print("scores_loop =", rounded(scores_loop))
 print("score_one_by_one =", rounded(score_one_by_one(BATCH, WEIGHTS)))
 
 # %% [markdown]
-# ## 2. The whole batch at once: `vmap`
+# ## 2. The whole batch at once: vmap
 #
 # `jax.vmap` turns the one-row function into a batched one. `in_axes=(0, None)` says: map
 # over axis 0 of the first argument (one row after another), and give every row the same
@@ -74,7 +74,7 @@ print("scores_vmap shape =", scores_vmap.shape)
 print("scores_vmap =", rounded(scores_vmap))
 
 # %% [markdown]
-# ## 3. Compiled: `jit(vmap)`
+# ## 3. Compiled: jit(vmap)
 #
 # `jax.jit` compiles the batched function for the backend JAX found (CPU, or a GPU where there
 # is one). The first call compiles; later calls with the same shapes reuse the compiled code.
