@@ -8,7 +8,7 @@ from .artifacts import CHART_BATCH_SIZES, line_scores_chart, multiply_count_char
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .diagrams import sequential_vs_parallel_flowchart
-from .practice import practice_lines, rounded
+from .practice import practice_lines, prose_numbers, rounded
 from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
 
@@ -23,6 +23,7 @@ __all__ = [
     "line_scores_chart",
     "multiply_count_chart",
     "practice_lines",
+    "prose_numbers",
     "rounded",
     "scalar_multiply_count",
     "scaling_table",

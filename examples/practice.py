@@ -34,3 +34,14 @@ def practice_lines() -> list[str]:
             for features, counts in table.items()
         ),
     ]
+
+
+def prose_numbers() -> dict[str, int]:
+    """The numbers the section's prose quotes about the practice, computed from its data."""
+    lines, features = len(BATCH), len(BATCH[0])
+    return {
+        "lines": lines,
+        "features": features,
+        "weights": len(WEIGHTS),
+        "multiply_count": scalar_multiply_count(lines, features),
+    }

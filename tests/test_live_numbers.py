@@ -1,0 +1,59 @@
+"""Numbers quoted in the prose are computed: the hook fills them in and refuses unknown names."""
+
+from __future__ import annotations
+
+import importlib.util
+from types import SimpleNamespace
+
+import pytest
+
+from examples import BATCH, WEIGHTS, prose_numbers
+
+from .helpers import ROOT, SECTION_PAGE
+from .test_site import page
+
+
+def load_hook():
+    spec = importlib.util.spec_from_file_location("live_numbers", ROOT / "hooks/live_numbers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FAKE_PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="some-page.md"))
+
+
+def test_prose_numbers_follow_the_data():
+    assert prose_numbers() == {
+        "lines": len(BATCH),
+        "features": len(BATCH[0]),
+        "weights": len(WEIGHTS),
+        "multiply_count": len(BATCH) * len(BATCH[0]),
+    }
+
+
+def test_hook_fills_in_the_numbers():
+    hook = load_hook()
+    text = "{{ live.lines }} lines, {{live.multiply_count}} multiplications"
+    numbers = prose_numbers()
+    expected = f"{numbers['lines']} lines, {numbers['multiply_count']} multiplications"
+    assert hook.on_page_markdown(text, FAKE_PAGE, None, None) == expected
+
+
+def test_hook_refuses_an_unknown_name():
+    hook = load_hook()
+    with pytest.raises(
+        ValueError, match=r"some-page.md: unknown live number '\{\{ live.rows \}\}'"
+    ):
+        hook.on_page_markdown("{{ live.rows }}", FAKE_PAGE, None, None)
+
+
+def test_built_page_quotes_the_computed_numbers(built_site):
+    text = page(built_site, SECTION_PAGE).get_text()
+    numbers = prose_numbers()
+    assert "{{" not in text
+    assert (
+        f"In the current example with {numbers['lines']} lines and {numbers['features']} "
+        f"features, {numbers['multiply_count']} multiplications are needed"
+    ) in text
+    assert f"the same multiplication is repeated {numbers['multiply_count']} times" in text
