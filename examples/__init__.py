@@ -10,6 +10,15 @@ from .diagrams import sequential_vs_parallel_flowchart
 from .practice import practice_lines, rounded
 from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
+from .sharding import score_sharded
+from .turnaround import (
+    Turnaround,
+    machine_label,
+    measure_turnaround,
+    turnaround_chart,
+    turnaround_findings,
+    turnaround_markdown,
+)
 
 __all__ = [
     "BATCH",
@@ -17,12 +26,19 @@ __all__ = [
     "PROBE_FEATURE_SIZES",
     "WEIGHTS",
     "BackendReport",
+    "Turnaround",
     "backend_report",
+    "machine_label",
+    "measure_turnaround",
     "practice_lines",
     "rounded",
     "scalar_multiply_count",
     "scaling_table",
     "score_batch",
     "score_one_by_one",
+    "score_sharded",
     "sequential_vs_parallel_flowchart",
+    "turnaround_chart",
+    "turnaround_findings",
+    "turnaround_markdown",
 ]
