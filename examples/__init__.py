@@ -10,7 +10,7 @@ from .diagrams import sequential_vs_parallel_flowchart
 from .practice import practice_lines, rounded
 from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
-from .sharding import score_sharded
+from .sharding import layout_lines, row_mesh, score_sharded, shard_rows
 from .turnaround import (
     Turnaround,
     machine_label,
@@ -28,16 +28,19 @@ __all__ = [
     "BackendReport",
     "Turnaround",
     "backend_report",
+    "layout_lines",
     "machine_label",
     "measure_turnaround",
     "practice_lines",
     "rounded",
+    "row_mesh",
     "scalar_multiply_count",
     "scaling_table",
     "score_batch",
     "score_one_by_one",
     "score_sharded",
     "sequential_vs_parallel_flowchart",
+    "shard_rows",
     "turnaround_chart",
     "turnaround_findings",
     "turnaround_markdown",
