@@ -58,3 +58,26 @@ def format_seconds(seconds: float) -> str:
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
+
+
+def interleaved_medians(
+    runs: dict[str, Callable[[], object]], repeats: int = 7, min_batch_s: float = 2e-3
+) -> dict[str, float]:
+    """Median seconds per call of each of ``runs``, timed in turns (A, B, C, A, B, C, ...).
+
+    Taking turns spreads any slow spell of a shared machine over all contenders, so their
+    ratios stay fair even when the absolute times drift.
+    """
+    calls = {}
+    for name, run in runs.items():
+        start = time.perf_counter()
+        run()  # warm-up; also sizes the group of calls timed together
+        calls[name] = max(1, math.ceil(min_batch_s / max(time.perf_counter() - start, 1e-9)))
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            for _ in range(calls[name]):
+                run()
+            samples[name].append((time.perf_counter() - start) / calls[name])
+    return {name: statistics.median(values) for name, values in samples.items()}
