@@ -32,6 +32,10 @@ build: setup
 test: setup lint
 	$(BIN)/pytest
 
+## bench: run every script in benchmarks/; each prints medians, ratios and targets met or missed
+bench: setup
+	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
