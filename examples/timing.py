@@ -66,7 +66,9 @@ def interleaved_medians(
     """Median seconds per call of each of ``runs``, timed in turns (A, B, C, A, B, C, ...).
 
     Taking turns spreads any slow spell of a shared machine over all contenders, so their
-    ratios stay fair even when the absolute times drift.
+    ratios stay fair even when the absolute times drift. Each turn starts with one untimed
+    call: a library's worker threads can keep spinning for a moment after its call (OpenBLAS
+    does), which would slow whichever contender comes next.
     """
     calls = {}
     for name, run in runs.items():
@@ -76,6 +78,7 @@ def interleaved_medians(
     samples: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
         for name, run in runs.items():
+            run()  # settle: the previous contender's threads wind down during this call
             start = time.perf_counter()
             for _ in range(calls[name]):
                 run()
