@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .scoring import _score_rows
+from .scoring import _score_rows  # the jitted function score_batch runs
 from .validation import check_batch_and_weights
 
 ROWS = "rows"
@@ -36,7 +37,7 @@ def shard_rows(batch: Any, mesh: Mesh) -> jax.Array:
     padding = -batch.shape[0] % devices
     if padding:
         pad = ((0, padding), (0, 0))
-        batch = np.pad(batch, pad) if isinstance(batch, np.ndarray) else jax.numpy.pad(batch, pad)
+        batch = np.pad(batch, pad) if isinstance(batch, np.ndarray) else jnp.pad(batch, pad)
     return jax.device_put(batch, NamedSharding(mesh, PartitionSpec(ROWS, None)))
 
 
