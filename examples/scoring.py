@@ -41,8 +41,9 @@ def _score_row(row: jax.Array, weights: jax.Array) -> jax.Array:
     features = row.shape[0]  # static under jit: the branch is chosen once per shape
     if features <= SHORT_ROW:
         # A dot over a few features compiles to a matrix-vector product that is slow on such
-        # narrow rows (measured: up to 5x slower than numpy at 3 features, on CPU); the same
-        # multiply-adds written out fuse into one pass over the batch. `make bench` compares.
+        # narrow rows (on this project's 2-core CPU, often half the speed or less at 3 to 6
+        # features); the same multiply-adds written out fuse into one pass over the batch.
+        # `make bench` compares score_batch with numpy at these sizes.
         score = row[0] * weights[0]
         for i in range(1, features):
             score = score + row[i] * weights[i]
