@@ -205,6 +205,7 @@ def main() -> None:
         recompile_cost()
         small_batches()
     print(f"\ntargets: {results.count(True)} met, {results.count(False)} missed")
+    print(f"at the end of the run, {load_line()}")
 
 
 if __name__ == "__main__":
