@@ -11,6 +11,15 @@ from .diagrams import sequential_vs_parallel_flowchart
 from .practice import practice_lines, prose_numbers, rounded
 from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
+from .sharding import layout_lines, row_mesh, score_sharded, shard_rows
+from .turnaround import (
+    Turnaround,
+    machine_label,
+    measure_turnaround,
+    turnaround_chart,
+    turnaround_findings,
+    turnaround_markdown,
+)
 
 __all__ = [
     "BATCH",
@@ -19,15 +28,25 @@ __all__ = [
     "PROBE_FEATURE_SIZES",
     "WEIGHTS",
     "BackendReport",
+    "Turnaround",
     "backend_report",
+    "layout_lines",
     "line_scores_chart",
+    "machine_label",
+    "measure_turnaround",
     "multiply_count_chart",
     "practice_lines",
     "prose_numbers",
     "rounded",
+    "row_mesh",
     "scalar_multiply_count",
     "scaling_table",
     "score_batch",
     "score_one_by_one",
+    "score_sharded",
     "sequential_vs_parallel_flowchart",
+    "shard_rows",
+    "turnaround_chart",
+    "turnaround_findings",
+    "turnaround_markdown",
 ]

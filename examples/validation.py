@@ -13,9 +13,10 @@ import numpy as np
 
 
 def _check_numeric_dtype(name: str, dtype: np.dtype, given: Any) -> None:
-    if dtype == np.bool_ or not (
-        np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)
-    ):
+    # dtype.kind: "i" signed, "u" unsigned, "f" floating; bool is "b", complex "c", str "U".
+    # (The same test as np.issubdtype against integer and floating, at a fraction of its cost
+    # per call, which small batches pay on every score.)
+    if dtype.kind not in "iuf":
         raise TypeError(
             f"{name} must hold real numbers (int or float), "
             f"got {type(given).__name__} holding dtype {dtype}"

@@ -1,0 +1,237 @@
+"""Experiment turnaround, measured on the machine that runs it.
+
+One scoring pass over batches of growing size, three ways: the Python loop
+(``score_one_by_one``), numpy's batched product and ``score_batch``. The loop is timed while
+one pass stays within a budget and extrapolated beyond it (it is linear in the rows).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+from .report import backend_report
+from .scoring import score_batch, score_one_by_one
+from .timing import cpu_model, format_seconds, median_seconds
+
+TURNAROUND_SIZES: dict[int, tuple[int, ...]] = {
+    3: (4, 400, 40_000, 4_000_000),
+    16: (4, 400, 4_000, 1_000_000),
+}
+"""Feature count -> batch sizes (rows) measured on the page: the practice's 3 and a wider row."""
+
+LOOP_BUDGET_S = 0.5
+"""The loop is timed only at sizes where one pass is expected to take at most this long."""
+
+_TILE_ROWS = 4_096  # random rows, tiled up to the largest size: timing does not depend on values
+
+
+@dataclass(frozen=True)
+class TurnaroundRow:
+    rows: int
+    features: int
+    loop_s: float
+    loop_measured: bool  # False: extrapolated from the largest size timed
+    numpy_s: float
+    batch_s: float  # score_batch, device-resident input, after a warm-up
+    first_call_s: float  # score_batch's first call at this shape: compile + run
+
+    @property
+    def loop_speedup(self) -> float:
+        return self.loop_s / self.batch_s
+
+    @property
+    def numpy_speedup(self) -> float:
+        return self.numpy_s / self.batch_s
+
+
+@dataclass(frozen=True)
+class Turnaround:
+    rows: tuple[TurnaroundRow, ...]
+    label: str
+    cost_s: float  # wall-clock seconds the whole measurement took
+
+
+def machine_label() -> str:
+    """Backend, devices and jax version, plus the CPU that ran the loop and numpy."""
+    return f"{backend_report().label()} · CPU: {cpu_model()}, {os.cpu_count()} cores"
+
+
+def _measure_features(features: int, sizes: tuple[int, ...], rng, loop_budget_s: float):
+    device = jax.devices()[0]
+    block = rng.random((_TILE_ROWS, features), dtype=np.float32)
+    data = np.resize(block, (max(sizes), features))
+    weights = rng.random(features, dtype=np.float32) - np.float32(0.5)
+    weights_on_device = jax.device_put(weights, device)
+    loop_per_row = None  # seconds per row at the largest size the loop was timed at
+    for rows in sorted(sizes):
+        batch = data[:rows]
+        # On the device once: passing numpy into a jitted function would copy it every call.
+        batch_on_device = jax.device_put(batch, device)
+
+        def run_batch(batch_on_device=batch_on_device):
+            return score_batch(batch_on_device, weights_on_device).block_until_ready()
+
+        start = time.perf_counter()
+        scores = run_batch()  # a new shape compiles: warm up before timing
+        first_call_s = time.perf_counter() - start
+        # A wrong answer would make the timing meaningless: check it against numpy.
+        np.testing.assert_allclose(np.asarray(scores), batch @ weights, atol=1e-5 * features)
+
+        if loop_per_row is None or loop_per_row * rows <= loop_budget_s:
+            loop_s = median_seconds(
+                lambda batch=batch: score_one_by_one(batch, weights), budget_s=loop_budget_s / 5
+            )
+            loop_per_row, measured = loop_s / rows, True
+        else:
+            loop_s, measured = loop_per_row * rows, False
+        yield TurnaroundRow(
+            rows=rows,
+            features=features,
+            loop_s=loop_s,
+            loop_measured=measured,
+            numpy_s=median_seconds(lambda batch=batch: batch @ weights, budget_s=0.1),
+            batch_s=median_seconds(run_batch, budget_s=0.1),
+            first_call_s=first_call_s,
+        )
+
+
+def measure_turnaround(
+    sizes: dict[int, tuple[int, ...]] = TURNAROUND_SIZES,
+    loop_budget_s: float = LOOP_BUDGET_S,
+    seed: int = 0,
+) -> Turnaround:
+    """Time one pass of each scoring path at every (features, rows) in ``sizes``."""
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    rows = tuple(
+        row
+        for features, feature_sizes in sizes.items()
+        for row in _measure_features(features, feature_sizes, rng, loop_budget_s)
+    )
+    return Turnaround(rows=rows, label=machine_label(), cost_s=time.perf_counter() - start)
+
+
+_TIMES = "\N{MULTIPLICATION SIGN}"
+
+
+def _ratio(value: float) -> str:
+    return f"{value:,.0f}{_TIMES}" if value >= 10 else f"{value:.2g}{_TIMES}"
+
+
+def turnaround_markdown(turnaround: Turnaround) -> str:
+    """The table as Markdown; extrapolated loop times are marked in the cell.
+
+    A speed-up is the other path's time divided by ``score_batch``'s: below 1x it was slower.
+    """
+    lines = [
+        "| rows | features | Python loop | numpy `@` | `score_batch` "
+        "| speed-up over the loop | speed-up over numpy |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in turnaround.rows:
+        loop = format_seconds(row.loop_s)
+        if not row.loop_measured:
+            loop = f"≈ {loop} *(extrapolated)*"
+        lines.append(
+            f"| {row.rows:,} | {row.features} | {loop} | {format_seconds(row.numpy_s)} "
+            f"| {format_seconds(row.batch_s)} | {_ratio(row.loop_speedup)} "
+            f"| {_ratio(row.numpy_speedup)} |"
+        )
+    return "\n".join(lines)
+
+
+def turnaround_findings(turnaround: Turnaround) -> list[str]:
+    """When batching paid on this machine and when it did not, read from the measurements."""
+    first = turnaround.rows[0]
+    findings = []
+    loop_wins = [row for row in turnaround.rows if row.loop_s < row.batch_s]
+    if loop_wins:
+        sizes = ", ".join(f"{row.rows:,} rows of {row.features} features" for row in loop_wins)
+        findings.append(
+            f"The Python loop beat `score_batch` at {sizes}: at {first.rows:,} rows the loop "
+            f"took {format_seconds(first.loop_s)} and `score_batch` "
+            f"{format_seconds(first.batch_s)}, most of it the fixed cost of one call into "
+            "compiled code."
+        )
+    else:
+        findings.append(
+            f"`score_batch` beat the Python loop at every size, even {first.rows:,} rows "
+            f"({format_seconds(first.batch_s)} against {format_seconds(first.loop_s)})."
+        )
+    numpy_wins = [row for row in turnaround.rows if row.numpy_s < row.batch_s]
+    if numpy_wins:
+        findings.append(
+            f"numpy's `@` was faster than `score_batch` at {len(numpy_wins)} of "
+            f"{len(turnaround.rows)} sizes. On small batches the cost of the call decides: "
+            f"{format_seconds(first.numpy_s)} for numpy against "
+            f"{format_seconds(first.batch_s)} for `score_batch` at {first.rows:,} rows."
+        )
+    compile_s = statistics.median(row.first_call_s - row.batch_s for row in turnaround.rows)
+    findings.append(
+        f"Every new batch shape compiled `score_batch` again: a median of "
+        f"{format_seconds(compile_s)} a shape, as long as the loop takes for about "
+        f"{compile_s / (first.loop_s / first.rows):,.0f} rows of {first.features} features."
+    )
+    return findings
+
+
+def _short_count(rows: int) -> str:
+    for suffix, scale in (("M", 1_000_000), ("k", 1_000)):
+        if rows >= scale and rows % scale == 0:
+            return f"{rows // scale:,}{suffix}"
+    return f"{rows:,}"
+
+
+def turnaround_chart(turnaround: Turnaround) -> str:
+    """Time per pass against batch size, one panel per feature count, as inline SVG."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
+
+    from .charts import chart_style, inline_svg
+
+    feature_counts = sorted({row.features for row in turnaround.rows})
+    with chart_style():
+        figure, axes = plt.subplots(
+            1, len(feature_counts), figsize=(4.2 * len(feature_counts), 3.4), sharey=True
+        )
+        axes = np.atleast_1d(axes)
+        for ax, features in zip(axes, feature_counts, strict=True):
+            rows = [row for row in turnaround.rows if row.features == features]
+            sizes = [row.rows for row in rows]
+            timed = [row for row in rows if row.loop_measured]
+            (loop_line,) = ax.plot(
+                [r.rows for r in timed], [r.loop_s for r in timed], "o-", label="Python loop"
+            )
+            guessed = timed[-1:] + [row for row in rows if not row.loop_measured]
+            ax.plot(
+                [r.rows for r in guessed],
+                [r.loop_s for r in guessed],
+                "--",
+                color=loop_line.get_color(),
+                label="loop, extrapolated",
+            )
+            ax.plot(sizes, [r.numpy_s for r in rows], "s-", label="numpy @")
+            ax.plot(sizes, [r.batch_s for r in rows], "^-", label="score_batch")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            # Plain-text ticks at the measured sizes and at every 100x in time: log axes'
+            # default math-text labels cost most of the chart's drawing time.
+            ax.xaxis.set_major_locator(FixedLocator(sizes))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _short_count(round(x))))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.yaxis.set_major_locator(LogLocator(base=100))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: format_seconds(y)))
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_title(f"{features} features")
+            ax.set_xlabel("rows in the batch")
+        axes[0].set_ylabel("time per pass")
+        axes[0].legend(loc="upper left", fontsize=9)
+        return inline_svg(
+            figure, "Seconds per scoring pass against batch size, measured on this build"
+        )

@@ -1,0 +1,43 @@
+"""The benchmark scripts run and print their tables; speed itself is judged by `make bench`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from .helpers import ROOT
+
+
+def test_throughput_script_prints_every_section_and_the_target_count():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/throughput.py",
+            "--rows",
+            "4096",
+            "1048576",
+            "--features",
+            "3",
+            "--repeats",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    out = result.stdout
+    for heading in (
+        "## Throughput: score_batch, numpy @ and a read probe",
+        "## Passing numpy arrays into a jitted function",
+        "## A new batch shape compiles again",
+        "## Small batches: the cost of one call",
+    ):
+        assert heading in out
+    assert "<= 1.1x numpy: " in out  # the target is judged at the large size
+    assert "targets: " in out and " met, " in out
+
+
+def test_gpu_check_script_is_valid_bash():
+    subprocess.run(["bash", "-n", str(ROOT / "benchmarks" / "gpu_check.sh")], check=True)

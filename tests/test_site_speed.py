@@ -1,0 +1,65 @@
+"""The page's live sections: the turnaround table and score_sharded on the build's devices."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+
+from examples import machine_label
+from examples.turnaround import TURNAROUND_SIZES
+
+from .test_site import page
+
+
+def section_after(soup, heading_id: str) -> list:
+    """The elements between the heading with ``heading_id`` and the next h2."""
+    heading = soup.find(id=heading_id)
+    assert heading is not None, f"no heading #{heading_id}"
+    elements = []
+    for element in heading.find_next_siblings():
+        if element.name == "h2":
+            break
+        elements.append(element)
+    return elements
+
+
+def test_sections_sit_before_the_checklist(built_site):
+    headings = [h.get("id") for h in page(built_site).select("h2")]
+    position = headings.index("checklist")
+    assert headings[position - 2 : position] == [
+        "experiment-turnaround-measured-on-this-build",
+        "the-same-batch-across-every-device",
+    ]
+
+
+def test_turnaround_table_has_every_size_and_its_label(built_site):
+    section = section_after(page(built_site), "experiment-turnaround-measured-on-this-build")
+    text = "\n".join(element.get_text() for element in section)
+    assert f"Measured on this build: {machine_label()}" in text
+    tables = [element for element in section if element.name == "table"]
+    assert len(tables) == 1
+    rows = [[cell.get_text() for cell in tr.select("td")] for tr in tables[0].select("tbody tr")]
+    expected = [(n, f) for f, sizes in TURNAROUND_SIZES.items() for n in sorted(sizes)]
+    assert [(int(r[0].replace(",", "")), int(r[1])) for r in rows] == expected
+    assert any("(extrapolated)" in r[2] for r in rows)  # a million rows is never looped here
+    assert all(re.fullmatch(r"[\d.,]+ (ns|µs|ms|s)", r[3]) for r in rows)
+
+
+def test_turnaround_chart_and_findings(built_site):
+    section = section_after(page(built_site), "experiment-turnaround-measured-on-this-build")
+    html = "".join(str(element) for element in section)
+    assert 'class="course-chart"' in html and "<svg" in html
+    text = "\n".join(element.get_text() for element in section)
+    assert "Every new batch shape compiled score_batch again" in text
+    cost = re.search(r"Measuring the whole table took ([\d.]+) s of this build", text)
+    assert cost is not None
+
+
+def test_score_sharded_runs_on_the_builds_devices(built_site):
+    section = section_after(page(built_site), "the-same-batch-across-every-device")
+    outputs = [element.get_text() for element in section if "highlight" in element.get("class", [])]
+    output = next(text for text in outputs if text.startswith("devices ="))
+    assert f"devices = {jax.devices()}" in output
+    assert "scores_sharded = [0.2, 1.19, 0.35, 1.3]" in output
+    assert output.count(" holds rows ") == len(jax.devices())
