@@ -37,7 +37,8 @@ def test_turnaround_table_has_every_size_and_its_label(built_site):
     section = section_after(page(built_site), "experiment-turnaround-measured-on-this-build")
     text = "\n".join(element.get_text() for element in section)
     assert f"Measured on this build: {machine_label()}" in text
-    tables = [element for element in section if element.name == "table"]
+    tables = [table for element in section for table in element.find_all("table", recursive=True)]
+    tables += [element for element in section if element.name == "table"]
     assert len(tables) == 1
     rows = [[cell.get_text() for cell in tr.select("td")] for tr in tables[0].select("tbody tr")]
     expected = [(n, f) for f, sizes in TURNAROUND_SIZES.items() for n in sorted(sizes)]
@@ -58,7 +59,7 @@ def test_turnaround_chart_and_findings(built_site):
 
 def test_score_sharded_runs_on_the_builds_devices(built_site):
     section = section_after(page(built_site), "the-same-batch-across-every-device")
-    outputs = [element.get_text() for element in section if "highlight" in element.get("class", [])]
+    outputs = [code.get_text() for element in section for code in element.select("div.highlight")]
     output = next(text for text in outputs if text.startswith("devices ="))
     assert f"devices = {jax.devices()}" in output
     assert "scores_sharded = [0.2, 1.19, 0.35, 1.3]" in output
