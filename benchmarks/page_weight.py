@@ -37,7 +37,8 @@ def site_prefix() -> str:
     config = next(
         line for line in Path("mkdocs.yml").read_text().splitlines() if "site_url:" in line
     )
-    return urlsplit(config.split(":", 1)[1].strip().strip("'\"")).path.strip("/")
+    url = config.split(":", 1)[1].split(" #")[0].strip().strip("'\"")
+    return urlsplit(url).path.strip("/")
 
 
 def pages(site: Path) -> list[str]:
@@ -90,13 +91,15 @@ def main() -> int:
         print(f"no built site in {site}: run `make build` first", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as root:
+        # Serve the site under site_url's path, as its host will ("" when it is the root).
         prefix = site_prefix()
-        (Path(root) / prefix).parent.mkdir(parents=True, exist_ok=True)
-        (Path(root) / prefix).symlink_to(site)
-        handler = functools.partial(QuietHandler, directory=root)
+        if prefix:
+            (Path(root) / prefix).parent.mkdir(parents=True, exist_ok=True)
+            (Path(root) / prefix).symlink_to(site)
+        handler = functools.partial(QuietHandler, directory=root if prefix else str(site))
         server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        base = f"http://127.0.0.1:{server.server_address[1]}/{prefix}/"
+        base = f"http://127.0.0.1:{server.server_address[1]}/{prefix + '/' if prefix else ''}"
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             rows = [weigh(browser, site, base, page) for page in pages(site)]
