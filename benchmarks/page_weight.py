@@ -11,41 +11,19 @@ without a diagram must not load mermaid (3.5 MB): the last column says whether i
 
 from __future__ import annotations
 
-import functools
 import gzip
 import sys
 import tempfile
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+# The browser tests' helpers (the editable install puts the repository root on sys.path).
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, built_pages, serve, site_prefix
+
 SETTLED = "search/search_index.json"  # every page fetches it once Material has started
-
-
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
-def site_prefix() -> str:
-    config = next(
-        line for line in Path("mkdocs.yml").read_text().splitlines() if "site_url:" in line
-    )
-    url = config.split(":", 1)[1].split(" #")[0].strip().strip("'\"")
-    return urlsplit(url).path.strip("/")
-
-
-def pages(site: Path) -> list[str]:
-    return [
-        p.relative_to(site).as_posix().removesuffix("index.html")
-        for p in sorted(site.rglob("*.html"))
-    ]
 
 
 def weigh(browser, site: Path, base: str, page: str) -> dict[str, object]:
@@ -92,19 +70,14 @@ def main() -> int:
         return 1
     with tempfile.TemporaryDirectory() as root:
         # Serve the site under site_url's path, as its host will ("" when it is the root).
-        prefix = site_prefix()
+        prefix = site_prefix()  # "" or "course/"
         if prefix:
             (Path(root) / prefix).parent.mkdir(parents=True, exist_ok=True)
             (Path(root) / prefix).symlink_to(site)
-        handler = functools.partial(QuietHandler, directory=root if prefix else str(site))
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        base = f"http://127.0.0.1:{server.server_address[1]}/{prefix + '/' if prefix else ''}"
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            rows = [weigh(browser, site, base, page) for page in pages(site)]
+        with serve(Path(root) if prefix else site) as origin, sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            rows = [weigh(browser, site, origin + prefix, page) for page in built_pages(site)]
             browser.close()
-        server.shutdown()
     header = f"{'page':<40} {'reqs':>4} {'HTML KiB':>9} {'total KiB':>10} {'gzip KiB':>9}"
     print(header + "  diagram  mermaid")
     for r in rows:
