@@ -1,4 +1,4 @@
-"""Paths and the build command shared by the tests."""
+"""Paths, the build command and the built-page reader shared by the tests."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -33,3 +35,8 @@ def mkdocs_build(config: Path, site_dir: Path) -> subprocess.CompletedProcess[st
         text=True,
         timeout=600,
     )
+
+
+def page(site: Path, name: str = SECTION_PAGE) -> BeautifulSoup:
+    """The built page in folder ``name`` of ``site`` (default: the section page), parsed."""
+    return BeautifulSoup((site / name / "index.html").read_text(), "html.parser")

@@ -18,7 +18,7 @@ from examples import (
     score_one_by_one,
 )
 
-from .helpers import SECTION_PAGE
+from .helpers import page
 
 
 def svg_texts(svg: str) -> list[str]:
@@ -90,8 +90,7 @@ def test_charts_take_the_page_ink_and_need_no_other_host(chart, request):
 
 
 def test_section_page_places_each_chart_before_its_paragraph(built_site):
-    html = (built_site / SECTION_PAGE / "index.html").read_text()
-    article = BeautifulSoup(html, "html.parser").select_one("article")
+    article = page(built_site).select_one("article")
     charts = article.select('div.exec-block[data-exec-id^="p5-9-1-artifact-"] svg.course-chart')
     assert len(charts) == 2
     for chart, opening in zip(charts, ["The first artifact", "The second artifact"], strict=True):

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 
-from bs4 import BeautifulSoup
-
 from examples import backend_report
 
-from .helpers import ROOT, SECTION_PAGE
+from .helpers import ROOT, SECTION_PAGE, page
 
 # An executed Python fence, however many backticks or whatever true value its exec= has.
 FENCE = r'^[ \t]*`{3,}[ \t]*(?:python|py)\b[^\n]*\bexec="(?!no"|off"|false"|0")[^\n]*'
@@ -16,8 +14,7 @@ EXEC_FENCE = re.compile(FENCE + r'\bid="([^"]+)"', re.MULTILINE)
 
 
 def report_rows(site) -> list[dict[str, str]]:
-    page = BeautifulSoup((site / "build-report" / "index.html").read_text(), "html.parser")
-    table = page.select_one("table.build-report")
+    table = page(site, "build-report").select_one("table.build-report")
     header = [th.get_text() for th in table.select("thead th")]
     return [
         dict(zip(header, (td.get_text() for td in row("td")), strict=True))

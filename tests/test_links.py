@@ -10,6 +10,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from bs4 import BeautifulSoup
 
 from .browser import built_pages
+from .helpers import SECTION_PAGE
 
 PAGE_ORIGIN = "http://site.invalid/"  # a stand-in origin to resolve relative links against
 
@@ -67,7 +68,7 @@ def test_link_check_finds_a_dead_link(built_site, tmp_path):
 
 
 def test_section_links_the_glossary_and_course_map(built_site):
-    soup = _soup(built_site / "p5-9-1-gpus-and-parallel-processing" / "index.html")
+    soup = _soup(built_site / SECTION_PAGE / "index.html")
     hrefs = {a["href"] for a in soup.select("article a[href]")}
     for target in [
         "../glossary/#gpu",

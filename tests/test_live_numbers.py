@@ -9,8 +9,7 @@ import pytest
 
 from examples import BATCH, WEIGHTS, prose_numbers
 
-from .helpers import ROOT, SECTION_PAGE
-from .test_site import page
+from .helpers import ROOT, SECTION_PAGE, page
 
 
 def load_hook():

@@ -14,40 +14,39 @@ import nbformat
 from bs4 import BeautifulSoup
 from nbclient import NotebookClient
 
-from .helpers import ROOT, mkdocs_build
+from .helpers import ROOT, mkdocs_build, page
 
 NOTEBOOK = "p5-9-1-practice-in-jax"
 SOURCE = ROOT / "docs" / "notebooks" / f"{NOTEBOOK}.py"
 
 
 def notebook_page(site: Path) -> tuple[Path, BeautifulSoup]:
-    page = site / "notebooks" / NOTEBOOK / "index.html"
-    return page, BeautifulSoup(page.read_text(), "html.parser")
+    html_file = site / "notebooks" / NOTEBOOK / "index.html"
+    return html_file, BeautifulSoup(html_file.read_text(), "html.parser")
 
 
 def downloaded_notebook(site: Path, tmp_path: Path) -> Path:
     """Follow the page's .ipynb link, relative to the page, and copy the file to tmp_path."""
-    page, soup = notebook_page(site)
+    html_file, soup = notebook_page(site)
     links = [a["href"] for a in soup.select("p.notebook-download a[download]")]
     ipynb = [href for href in links if href.endswith(".ipynb")]
     assert ipynb == [f"{NOTEBOOK}.ipynb"], links
     target = tmp_path / ipynb[0]
-    shutil.copy(page.parent / ipynb[0], target)  # raises if the link points nowhere
+    shutil.copy(html_file.parent / ipynb[0], target)  # raises if the link points nowhere
     return target
 
 
 def test_every_download_link_resolves_relative_to_the_page(built_site):
-    page, soup = notebook_page(built_site)
+    html_file, soup = notebook_page(built_site)
     links = [a["href"] for a in soup.select("p.notebook-download a[download]")]
     assert {Path(href).suffix for href in links} == {".ipynb", ".py"}
     for href in links:
         assert "/" not in href and ":" not in href, f"not a relative link: {href}"
-        assert (page.parent / href).is_file(), href
+        assert (html_file.parent / href).is_file(), href
 
 
 def test_the_section_page_links_to_the_notebook(built_site):
-    section = built_site / "p5-9-1-gpus-and-parallel-processing" / "index.html"
-    hrefs = [a.get("href") for a in BeautifulSoup(section.read_text(), "html.parser")("a")]
+    hrefs = [a.get("href") for a in page(built_site)("a")]
     assert f"../notebooks/{NOTEBOOK}/" in hrefs
 
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from bs4 import BeautifulSoup
-
 from .browser import section_version, site_prefix
-from .helpers import ROOT, SECTION_PAGE
+from .helpers import ROOT, SECTION_PAGE, page
 
 ABBREVIATIONS = ROOT / "docs" / "includes" / "abbreviations.md"
 _ABBREVIATION = re.compile(r"^\*\[(?P<term>[^\]]+)\]: (?P<text>.+)$", re.MULTILINE)
@@ -16,10 +14,6 @@ _ABBREVIATION = re.compile(r"^\*\[(?P<term>[^\]]+)\]: (?P<text>.+)$", re.MULTILI
 
 def tooltips() -> dict[str, str]:
     return {m["term"]: m["text"] for m in _ABBREVIATION.finditer(ABBREVIATIONS.read_text())}
-
-
-def page(site, name):
-    return BeautifulSoup((site / name / "index.html").read_text(), "html.parser")
 
 
 def test_glossary_has_an_entry_for_every_tooltip_and_the_terms_the_section_needs(built_site):

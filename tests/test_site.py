@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
-
-from bs4 import BeautifulSoup
 
 from examples import BATCH, backend_report, sequential_vs_parallel_flowchart
 
-from .helpers import ROOT, SECTION_PAGE, mkdocs_build
-
-
-def page(site: Path, name: str = SECTION_PAGE) -> BeautifulSoup:
-    return BeautifulSoup((site / name / "index.html").read_text(), "html.parser")
+from .helpers import ROOT, SECTION_PAGE, mkdocs_build, page
 
 
 def test_page_holds_the_practice_output_verbatim(built_site, expected_practice_output):

@@ -9,7 +9,7 @@ import jax
 from examples import machine_label
 from examples.turnaround import TURNAROUND_SIZES
 
-from .test_site import page
+from .helpers import page
 
 
 def section_after(soup, heading_id: str) -> list:

@@ -15,7 +15,7 @@ from bs4 import BeautifulSoup
 
 from examples import backend_report
 
-from .helpers import GOLDEN, ROOT, SECTION_PAGE
+from .helpers import GOLDEN, ROOT, SECTION_PAGE, page
 
 SNIPPETS = ROOT / "docs" / "snippets" / SECTION_PAGE
 PAGE_SOURCE = ROOT / "docs" / f"{SECTION_PAGE}.md"
@@ -46,8 +46,7 @@ def test_practice_snippet_prints_the_manuscript_output(name, tmp_path):
 
 
 def tabs(site) -> dict[str, BeautifulSoup]:
-    page = BeautifulSoup((site / SECTION_PAGE / "index.html").read_text(), "html.parser")
-    tab_set = page.select_one("div.tabbed-set")
+    tab_set = page(site).select_one("div.tabbed-set")
     labels = [label.get_text() for label in tab_set.select("div.tabbed-labels > label")]
     return dict(zip(labels, tab_set.select("div.tabbed-content > div.tabbed-block"), strict=True))
 
