@@ -10,6 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _seconds_per_call(run: Callable[[], object], calls: int) -> float:
+    """Seconds per call of ``calls`` calls to ``run`` in a row, timed together."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        run()
+    return (time.perf_counter() - start) / calls
+
+
+def _calls_per_sample(one_call_s: float, min_batch_s: float) -> int:
+    """How many calls to time together so that one sample lasts at least ``min_batch_s``."""
+    return max(1, math.ceil(min_batch_s / max(one_call_s, 1e-9)))
+
+
 def median_seconds(
     run: Callable[[], object],
     repeats: int = 5,
@@ -23,21 +36,13 @@ def median_seconds(
     would pass ``budget_s`` are repeated fewer times; a first call longer than ``budget_s`` is
     itself the measurement. ``run`` must wait for its own result (``block_until_ready()``).
     """
-    start = time.perf_counter()
-    run()
-    first = time.perf_counter() - start
+    first = _seconds_per_call(run, 1)
     if first >= budget_s:
         return first  # too long to repeat: the one call is the measurement
     if first * repeats > budget_s:
         repeats = max(1, int(budget_s / first))
-    calls = max(1, math.ceil(min_batch_s / max(first, 1e-9)))
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            run()
-        samples.append((time.perf_counter() - start) / calls)
-    return statistics.median(samples)
+    calls = _calls_per_sample(first, min_batch_s)
+    return statistics.median([_seconds_per_call(run, calls) for _ in range(repeats)])
 
 
 def cpu_model() -> str:
@@ -70,17 +75,14 @@ def interleaved_medians(
     call: a library's worker threads can keep spinning for a moment after its call (OpenBLAS
     does), which would slow whichever contender comes next.
     """
-    calls = {}
-    for name, run in runs.items():
-        start = time.perf_counter()
-        run()  # warm-up; also sizes the group of calls timed together
-        calls[name] = max(1, math.ceil(min_batch_s / max(time.perf_counter() - start, 1e-9)))
+    # The warm-up call also sizes the group of calls timed together.
+    calls = {
+        name: _calls_per_sample(_seconds_per_call(run, 1), min_batch_s)
+        for name, run in runs.items()
+    }
     samples: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
         for name, run in runs.items():
             run()  # settle: the previous contender's threads wind down during this call
-            start = time.perf_counter()
-            for _ in range(calls[name]):
-                run()
-            samples[name].append((time.perf_counter() - start) / calls[name])
+            samples[name].append(_seconds_per_call(run, calls[name]))
     return {name: statistics.median(values) for name, values in samples.items()}
