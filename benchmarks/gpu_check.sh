@@ -44,9 +44,9 @@ step() {
   step "numeric tests" "$PY" -m pytest -q -p no:cacheprovider \
     tests/test_scoring.py tests/test_counting.py tests/test_practice.py tests/test_sharding.py
   step "practice output" "$PY" -m examples
-  step "turnaround table" "$PY" -c "from examples import machine_label, measure_turnaround, turnaround_markdown as md
+  step "turnaround table" "$PY" -c "from examples import measure_turnaround, turnaround_markdown as md
 t = measure_turnaround()
-print(machine_label()); print(md(t)); print(f'measured in {t.cost_s:.2f} s')"
+print(t.label); print(md(t)); print(f'measured in {t.cost_s:.2f} s')"
   step "throughput benchmark" "$PY" benchmarks/throughput.py
   echo
   echo "# done: $([ "$failed" -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
