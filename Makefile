@@ -55,10 +55,11 @@ bench: build $(CHROMIUM)
 
 ## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes)
 # mike runs `mkdocs` from PATH, so the virtual environment goes first on it.
+MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
 publish: setup
 	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike deploy --update-aliases $(VERSION) latest
-	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike set-default latest
+	$(MIKE) deploy --update-aliases $(VERSION) latest
+	$(MIKE) set-default latest
 
 print-version:
 	@echo $(VERSION)
