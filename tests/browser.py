@@ -6,6 +6,7 @@ Used by the browser tests and by ``benchmarks/page_weight.py``.
 from __future__ import annotations
 
 import functools
+import io
 import os
 import shutil
 import subprocess
@@ -125,9 +126,7 @@ def extract_branch(repo: Path, branch: str, destination: Path) -> None:
         ["git", "archive", "--format=tar", branch], cwd=repo, capture_output=True, check=True
     )
     destination.mkdir(parents=True)
-    archive_path = destination.parent / f"{branch}.tar"
-    archive_path.write_bytes(archive.stdout)
-    with tarfile.open(archive_path) as tar:
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(destination, filter="data")
 
 
