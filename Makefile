@@ -9,6 +9,9 @@ BIN := $(VENV)/bin
 UV_VERSION := 0.13.8
 export NO_MKDOCS_2_WARNING := 1
 export UV_LINK_MODE := copy
+# Timed comparisons take turns between numpy and JAX; OpenBLAS threads that spin ~0.1 s after
+# each numpy call would slow whichever comes next (see benchmarks/throughput.py). Sleep at once.
+export OPENBLAS_THREAD_TIMEOUT := 4
 CHROMIUM := /usr/bin/chromium
 # The version is written once, in the section page's front matter; publishing reads it there.
 SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
