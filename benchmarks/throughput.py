@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from examples import machine_label, score_batch
-from examples.scoring import _score_rows
+from examples.scoring import score_rows_unchecked
 from examples.timing import format_seconds, interleaved_medians
 
 ROWS = (4_096, 65_536, 1_048_576, 4_194_304)
@@ -186,7 +186,9 @@ def small_batches(features: int = 3, rows_list=(4, 64, 1_024, 16_384, 262_144)) 
             {
                 "numpy": lambda h=host, w=weights: h @ w,
                 "jax": lambda b=batch, w=device_weights: score_batch(b, w).block_until_ready(),
-                "raw": lambda b=batch, w=device_weights: _score_rows(b, w).block_until_ready(),
+                "raw": lambda b=batch, w=device_weights: score_rows_unchecked(
+                    b, w
+                ).block_until_ready(),
             },
             repeats=7,
         )

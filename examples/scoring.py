@@ -52,7 +52,8 @@ def _score_row(row: jax.Array, weights: jax.Array) -> jax.Array:
 
 
 @jax.jit
-def _score_rows(batch: jax.Array, weights: jax.Array) -> jax.Array:
+def score_rows_unchecked(batch: jax.Array, weights: jax.Array) -> jax.Array:
+    """The jitted ``vmap`` that ``score_batch`` runs, without its input checks."""
     # vmap maps the one-row score over axis 0 of the batch; the weights are shared (None).
     float_type = jnp.result_type(float)
     return jax.vmap(_score_row, in_axes=(0, None))(
@@ -67,4 +68,4 @@ def score_batch(batch: Any, weights: Any) -> jax.Array:
     the result is a jax array of shape ``(rows,)`` on the same backend.
     """
     batch_array, weights_array = check_batch_and_weights(batch, weights)
-    return _score_rows(batch_array, weights_array)
+    return score_rows_unchecked(batch_array, weights_array)

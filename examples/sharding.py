@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .scoring import _score_rows  # the jitted function score_batch runs
+from .scoring import score_rows_unchecked  # the jitted function score_batch runs
 from .validation import check_batch_and_weights
 
 ROWS = "rows"
@@ -53,7 +53,7 @@ def score_sharded(batch: Any, weights: Any) -> jax.Array:
     rows = batch_array.shape[0]
     sharded = shard_rows(batch_array, mesh)
     shared = jax.device_put(weights_array, NamedSharding(mesh, PartitionSpec()))
-    scores = _score_rows(sharded, shared)
+    scores = score_rows_unchecked(sharded, shared)
     return scores if scores.shape[0] == rows else scores[:rows]
 
 

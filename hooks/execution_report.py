@@ -57,7 +57,17 @@ class Run:
 
 
 _runs: list[Run] = []
-_page_state: dict[str, object] = {"page": "?", "started": 0.0}
+
+
+@dataclass
+class _CurrentPage:
+    """The page whose markdown is being rendered: blocks run during that render."""
+
+    src_uri: str = "?"
+    started: float = 0.0
+
+
+_current = _CurrentPage()
 
 
 def where_it_ran(code: str) -> str:
@@ -77,7 +87,7 @@ def _timed(formatter):
         seconds = time.perf_counter() - started
         ran_on = where_it_ran(options["code"])
         block_id = options.get("id") or "(no id)"
-        _runs.append(Run(str(_page_state["page"]), block_id, seconds, ran_on, "block"))
+        _runs.append(Run(_current.src_uri, block_id, seconds, ran_on, "block"))
         source, result = options.get("source", ""), options.get("result", "")
         caption = f'<p class="run-label">{html.escape(ran_on)}</p>' if source and result else ""
         return (
@@ -109,13 +119,13 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    _page_state.update(page=page.file.src_uri, started=time.perf_counter())
+    _current.src_uri, _current.started = page.file.src_uri, time.perf_counter()
     return markdown
 
 
 def on_page_content(content, page, config, files):
     if getattr(page, "nb_url", None):  # set by mkdocs-jupyter on the pages it renders
-        seconds = time.perf_counter() - float(_page_state["started"])
+        seconds = time.perf_counter() - _current.started
         printed = _PRINTED_LABEL.search(content)
         ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
         _runs.append(Run(page.file.src_uri, page.file.src_uri, seconds, ran_on, "notebook"))

@@ -12,7 +12,7 @@ import pytest
 from examples import score_batch, score_sharded
 from examples.sharding import layout_lines, row_mesh, shard_rows
 
-from .test_scoring import MALFORMED, float32_tolerance
+from .scoring_cases import MALFORMED, float32_tolerance
 
 DEVICES = 8
 

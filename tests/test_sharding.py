@@ -13,7 +13,7 @@ import pytest
 from examples import BATCH, WEIGHTS, score_batch, score_sharded
 
 from .helpers import ROOT
-from .test_scoring import MALFORMED
+from .scoring_cases import MALFORMED
 
 
 def test_same_scores_as_score_batch_on_this_process_devices():
