@@ -1,0 +1,87 @@
+"""Turnaround tables recorded on another machine (a GPU), saved as JSON and shown as recorded.
+
+The site is built where there may be no GPU, so a GPU's numbers cannot be live: they are
+measured once by ``benchmarks/gpu_check.sh`` on a machine that has one, saved with the date
+and the hardware, committed, and shown on the page as "recorded on <device>, <date>".
+
+    python -m examples.recorded FILE.json    measure here now and save the table to FILE.json
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+
+from .turnaround import Turnaround, TurnaroundRow, measure_turnaround
+
+RECORDED_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+"""Where the GPU check saves its files, in the repository (committed)."""
+
+
+@dataclass(frozen=True)
+class RecordedTurnaround:
+    turnaround: Turnaround
+    device: str  # what ran score_batch, e.g. "NVIDIA H200"
+    recorded_at: datetime.datetime  # UTC
+
+    def caption(self) -> str:
+        return (
+            f"Recorded on {self.device}, {self.recorded_at:%Y-%m-%d} (not live: measured once "
+            f"and saved; {self.turnaround.label})"
+        )
+
+
+def save_recorded(path: Path, turnaround: Turnaround, device: str) -> RecordedTurnaround:
+    recorded = RecordedTurnaround(turnaround, device, datetime.datetime.now(datetime.UTC))
+    data = {
+        "device": recorded.device,
+        "recorded_at": recorded.recorded_at.isoformat(timespec="seconds"),
+        "label": turnaround.label,
+        "cost_s": turnaround.cost_s,
+        "rows": [dataclasses.asdict(row) for row in turnaround.rows],
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return recorded
+
+
+def load_recorded(path: Path) -> RecordedTurnaround:
+    data = json.loads(path.read_text())
+    turnaround = Turnaround(
+        rows=tuple(TurnaroundRow(**row) for row in data["rows"]),
+        label=data["label"],
+        cost_s=data["cost_s"],
+    )
+    return RecordedTurnaround(
+        turnaround, data["device"], datetime.datetime.fromisoformat(data["recorded_at"])
+    )
+
+
+def latest_recorded(folder: Path = RECORDED_DIR, pattern: str = "gpu-*.json"):
+    """The newest recording in ``folder``, or None when there is none."""
+    recordings = [load_recorded(path) for path in folder.glob(pattern)]
+    return max(recordings, key=lambda recorded: recorded.recorded_at, default=None)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    from .turnaround import turnaround_markdown
+
+    turnaround = measure_turnaround()
+    device = jax.devices()[0].device_kind
+    recorded = save_recorded(Path(argv[0]), turnaround, device)
+    print(recorded.caption())
+    print(turnaround_markdown(turnaround))
+    print(f"measured in {turnaround.cost_s:.2f} s; saved to {argv[0]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
