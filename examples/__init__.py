@@ -9,6 +9,7 @@ from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .diagrams import sequential_vs_parallel_flowchart
 from .practice import practice_lines, prose_numbers, rounded
+from .recorded import RecordedTurnaround, compare_with_recorded, latest_recorded, load_recorded
 from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
 from .sharding import layout_lines, row_mesh, score_sharded, shard_rows
@@ -28,10 +29,14 @@ __all__ = [
     "PROBE_FEATURE_SIZES",
     "WEIGHTS",
     "BackendReport",
+    "RecordedTurnaround",
     "Turnaround",
     "backend_report",
+    "compare_with_recorded",
+    "latest_recorded",
     "layout_lines",
     "line_scores_chart",
+    "load_recorded",
     "machine_label",
     "measure_turnaround",
     "multiply_count_chart",

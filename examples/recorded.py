@@ -18,7 +18,10 @@ from pathlib import Path
 
 import jax
 
+from .timing import format_seconds
 from .turnaround import Turnaround, TurnaroundRow, measure_turnaround
+
+_TIMES = "\N{MULTIPLICATION SIGN}"
 
 RECORDED_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 """Where the GPU check saves its files, in the repository (committed)."""
@@ -66,6 +69,35 @@ def latest_recorded(folder: Path = RECORDED_DIR, pattern: str = "gpu-*.json"):
     """The newest recording in ``folder``, or None when there is none."""
     recordings = [load_recorded(path) for path in folder.glob(pattern)]
     return max(recordings, key=lambda recorded: recorded.recorded_at, default=None)
+
+
+def compare_with_recorded(live: Turnaround, recorded: RecordedTurnaround) -> list[str]:
+    """Sentences that set the live table beside a recorded one, size by size where both ran.
+
+    For each feature count measured in both: the smallest size (where the cost of a call
+    decides) and the largest (where the hardware's throughput decides).
+    """
+    recorded_rows = {(row.features, row.rows): row for row in recorded.turnaround.rows}
+    sentences = []
+    for features in sorted({row.features for row in live.rows}):
+        shared = [
+            (row, recorded_rows[features, row.rows])
+            for row in live.rows
+            if row.features == features and (features, row.rows) in recorded_rows
+        ]
+        if not shared:
+            continue
+        for here, there in (shared[0], shared[-1]) if len(shared) > 1 else shared:
+            ratio = here.batch_s / there.batch_s
+            faster = (
+                f"{ratio:,.0f}{_TIMES} faster" if ratio >= 1 else f"{1 / ratio:,.1f}{_TIMES} slower"
+            )
+            sentences.append(
+                f"At {here.rows:,} rows of {features} features, `score_batch` took "
+                f"{format_seconds(there.batch_s)} on the {recorded.device} and "
+                f"{format_seconds(here.batch_s)} on this build: {faster} there."
+            )
+    return sentences
 
 
 def main(argv: list[str]) -> int:

@@ -101,10 +101,12 @@ def _timed(formatter):
 
 
 def on_config(config):
-    # `mkdocs serve` re-imports this hook on every rebuild: wrap the original, never a wrapper.
+    # `mkdocs serve` re-imports the hooks on every rebuild: wrap the original, never a wrapper
+    # (this hook's or a later hook's, such as hooks/background_notebooks.py's).
     for language in ("python", "py"):
-        original = getattr(markdown_exec.formatters[language], "__wrapped__", None)
-        original = original or markdown_exec.formatters[language]
+        original = markdown_exec.formatters[language]
+        while hasattr(original, "__wrapped__"):
+            original = original.__wrapped__
         markdown_exec.formatters[language] = _timed(original)
     return config
 
@@ -125,7 +127,10 @@ def on_page_markdown(markdown, page, config, files):
 
 def on_page_content(content, page, config, files):
     if getattr(page, "nb_url", None):  # set by mkdocs-jupyter on the pages it renders
-        seconds = time.perf_counter() - _current.started
+        # Executed in the background (hooks/background_notebooks.py): its own run's seconds.
+        seconds = getattr(page, "notebook_execution_s", None)
+        if seconds is None:
+            seconds = time.perf_counter() - _current.started
         printed = _PRINTED_LABEL.search(content)
         ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
         _runs.append(Run(page.file.src_uri, page.file.src_uri, seconds, ran_on, "notebook"))
