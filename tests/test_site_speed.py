@@ -13,12 +13,12 @@ from .helpers import page
 
 
 def section_after(soup, heading_id: str) -> list:
-    """The elements between the heading with ``heading_id`` and the next h2."""
+    """The elements between the heading with ``heading_id`` and the next h2 or h3."""
     heading = soup.find(id=heading_id)
     assert heading is not None, f"no heading #{heading_id}"
     elements = []
     for element in heading.find_next_siblings():
-        if element.name == "h2":
+        if element.name in ("h2", "h3"):
             break
         elements.append(element)
     return elements
@@ -45,6 +45,12 @@ def test_turnaround_table_has_every_size_and_its_label(built_site):
     assert [(int(r[0].replace(",", "")), int(r[1])) for r in rows] == expected
     assert any("(extrapolated)" in r[2] for r in rows)  # a million rows is never looped here
     assert all(re.fullmatch(r"[\d.,]+ (ns|µs|ms|s)", r[3]) for r in rows)
+
+
+def test_the_gpu_recording_follows_the_live_table_under_its_own_heading(built_site):
+    headings = [(h.name, h.get("id")) for h in page(built_site).select("h2, h3")]
+    position = headings.index(("h2", "experiment-turnaround-measured-on-this-build"))
+    assert headings[position + 1] == ("h3", "the-same-table-recorded-on-a-gpu")
 
 
 def test_turnaround_chart_and_findings(built_site):
