@@ -74,9 +74,15 @@ def site_url(published_site: Path) -> str:
         yield base + site_prefix()
 
 
-def open_page(browser: Browser, scheme: str, report: PageReport | None = None) -> Page:
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def open_page(
+    browser: Browser, scheme: str, report: PageReport | None = None, viewport: dict = DESKTOP
+) -> Page:
     """A new page in its own context that records errors and blocks every other host."""
-    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    context = browser.new_context(color_scheme=scheme, viewport=viewport)
     context.add_init_script(OPEN_SHADOW_ROOTS)
     report = report or PageReport(url="", scheme=scheme, diagrams_in_html=0)
 
@@ -95,11 +101,13 @@ def open_page(browser: Browser, scheme: str, report: PageReport | None = None) -
     return page
 
 
-def visit(browser: Browser, site: Path, base: str, path: str, scheme: str) -> PageReport:
+def visit(
+    browser: Browser, site: Path, base: str, path: str, scheme: str, viewport: dict = DESKTOP
+) -> PageReport:
     html = (site / (path if path.endswith(".html") else path + "index.html")).read_text()
     expected = len(BeautifulSoup(html, "html.parser").select("pre.mermaid"))
     report = PageReport(url=base + path, scheme=scheme, diagrams_in_html=expected)
-    page = open_page(browser, scheme, report)
+    page = open_page(browser, scheme, report, viewport)
     page.goto(report.url, wait_until="networkidle")
     if expected:
         # A timeout is not raised here: the drawn/expected mismatch is recorded below.
@@ -117,7 +125,7 @@ def visit(browser: Browser, site: Path, base: str, path: str, scheme: str) -> Pa
         for v in violations
         if v["impact"] in SERIOUS
     ]
-    if path == f"{SECTION_PAGE}/":
+    if path == f"{SECTION_PAGE}/" and viewport == DESKTOP:
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=ARTIFACTS / f"section-{scheme}.png", full_page=True)
         for index, chart in enumerate(page.locator("svg.course-chart").all(), start=1):
@@ -182,6 +190,16 @@ def test_mermaid_loads_only_where_there_is_a_diagram(reports):
 
 def test_axe_finds_no_serious_or_critical_violation(reports):
     found = failures(reports, "axe_serious")
+    assert not found, found
+
+
+def test_axe_on_a_phone_finds_no_serious_or_critical_violation(browser, version_root, site_url):
+    # On a narrow screen wide tables and code scroll sideways: each scrolling region must
+    # take keyboard focus, or a keyboard user cannot read its hidden columns.
+    base = f"{site_url}{version_root.name}/"
+    pages = [f"{SECTION_PAGE}/", "build-report/"]
+    phone = [visit(browser, version_root, base, path, "light", PHONE) for path in pages]
+    found = failures(phone, "axe_serious")
     assert not found, found
 
 
