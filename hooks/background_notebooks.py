@@ -16,7 +16,6 @@ then renders the executed copy.
 
 from __future__ import annotations
 
-import logging
 import shutil
 import tempfile
 import time
@@ -28,8 +27,6 @@ import markdown_exec
 import nbformat
 from mkdocs.exceptions import PluginError
 from nbclient import NotebookClient
-
-log = logging.getLogger("mkdocs.hooks.background_notebooks")
 
 CELL_TIMEOUT_S = 600
 
@@ -105,7 +102,8 @@ def on_pre_page(page, config, files):
                 f"notebook {page.file.src_uri} failed to execute:\n{error}"
             ) from error
         page.notebook_execution_s = seconds  # read by hooks/execution_report.py
-        executed = _scratch / Path(page.file.src_uri).with_suffix(".ipynb").name
+        executed = (_scratch / page.file.src_uri).with_suffix(".ipynb")
+        executed.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook, executed)
         source = page.file.abs_src_path
         page.file.abs_src_path = str(executed)  # read by mkdocs-jupyter's render only
