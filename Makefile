@@ -8,6 +8,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 UV_VERSION := 0.13.8
 export NO_MKDOCS_2_WARNING := 1
+# nbconvert (loaded by mkdocs-jupyter) otherwise builds every exporter it knows, PDF and Qt
+# included, just to list their names in its help: 0.3-0.5 s of every build. A documented switch.
+export NBCONVERT_DISABLE_CONFIG_EXPORTERS := 1
 export UV_LINK_MODE := copy
 # Timed comparisons take turns between numpy and JAX; OpenBLAS threads that spin ~0.1 s after
 # each numpy call would slow whichever comes next (see benchmarks/throughput.py). Sleep at once.

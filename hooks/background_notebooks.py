@@ -8,8 +8,8 @@ a process of its own, so it works on another core. mkdocs-jupyter, set to ``exec
 then renders the executed copy.
 
 - A failing cell fails the build, naming the notebook and the cell (``allow_errors`` off).
-- A block that times code is marked ``quiet="yes"``: it runs only after every notebook has
-  finished, so that its measurement has the machine to itself.
+- A block that times code is marked ``quiet="yes"``: it runs only after every notebook's
+  cells have run, so that its measurement has the machine to itself.
 - The executed copy is a temporary ``.ipynb`` read by the notebook page's render alone: the
   page's source file, and the copy of it that mkdocs-jupyter publishes, stay the ``.py``.
 """
@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
@@ -30,27 +32,50 @@ from nbclient import NotebookClient
 
 CELL_TIMEOUT_S = 600
 
-_runs: dict[str, Future] = {}  # notebook src_uri -> (executed notebook, seconds)
+
+@dataclass(frozen=True)
+class _Run:
+    result: Future  # (the executed notebook, seconds) or the error that stopped it
+    # Set when the last cell has run (or the run failed): from then on the kernel is only
+    # shutting down, which takes little CPU, so timed blocks need not wait for it.
+    cells_done: threading.Event
+
+
+_runs: dict[str, _Run] = {}  # by the notebook's src_uri
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
 _scratch: Path | None = None
 
 
-def execute_notebook(path: Path, kernel_name: str) -> tuple[nbformat.NotebookNode, float]:
+def execute_notebook(
+    path: Path, kernel_name: str, cells_done: threading.Event
+) -> tuple[nbformat.NotebookNode, float]:
     """Run every cell of the notebook at ``path`` in a fresh kernel, in the notebook's folder."""
     started = time.perf_counter()
     notebook = jupytext.read(path)
-    NotebookClient(
-        notebook,
-        kernel_name=kernel_name,
-        timeout=CELL_TIMEOUT_S,
-        allow_errors=False,
-        resources={"metadata": {"path": str(path.parent)}},
-    ).execute()
+    code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+
+    def on_cell_executed(cell, cell_index, execute_reply):
+        if cell_index == code_cells[-1]:
+            cells_done.set()
+
+    try:
+        NotebookClient(
+            notebook,
+            kernel_name=kernel_name,
+            timeout=CELL_TIMEOUT_S,
+            allow_errors=False,
+            resources={"metadata": {"path": str(path.parent)}},
+            on_cell_executed=on_cell_executed,
+        ).execute()
+    finally:
+        cells_done.set()
     return notebook, time.perf_counter() - started
 
 
 def wait_for_notebooks() -> None:
-    wait(list(_runs.values()))
+    """Until every notebook's cells have run."""
+    for run in _runs.values():
+        run.cells_done.wait()
 
 
 def _quiet(formatter):
@@ -81,9 +106,14 @@ def on_files(files, config):
     _scratch = Path(tempfile.mkdtemp(prefix="notebooks-"))
     for file in files.documentation_pages():
         if jupyter.should_include(file):
-            _runs[file.src_uri] = _executor.submit(
-                execute_notebook, Path(file.abs_src_path), jupyter.config["kernel_name"]
+            cells_done = threading.Event()
+            result = _executor.submit(
+                execute_notebook,
+                Path(file.abs_src_path),
+                jupyter.config["kernel_name"],
+                cells_done,
             )
+            _runs[file.src_uri] = _Run(result, cells_done)
     return files
 
 
@@ -96,7 +126,7 @@ def on_pre_page(page, config, files):
 
     def render_executed(config, files):
         try:
-            notebook, seconds = run.result()
+            notebook, seconds = run.result.result()
         except Exception as error:
             raise PluginError(
                 f"notebook {page.file.src_uri} failed to execute:\n{error}"
@@ -117,7 +147,7 @@ def on_pre_page(page, config, files):
 
 
 def _clean_up():
-    wait_for_notebooks()  # a kernel left running would outlive the build
+    wait([run.result for run in _runs.values()])  # a kernel left running would outlive the build
     if _scratch is not None:
         shutil.rmtree(_scratch, ignore_errors=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from concurrent.futures import Future
 
@@ -14,16 +15,17 @@ _spec = importlib.util.spec_from_file_location(
     "background_notebooks", ROOT / "hooks/background_notebooks.py"
 )
 background_notebooks = importlib.util.module_from_spec(_spec)
+sys.modules["background_notebooks"] = background_notebooks  # as MkDocs loads a hook
 _spec.loader.exec_module(background_notebooks)
 
 
 @pytest.fixture
 def a_notebook_still_running(monkeypatch):
-    running = Future()
-    monkeypatch.setattr(background_notebooks, "_runs", {"notebooks/a.py": running})
-    yield running
-    if not running.done():
-        running.set_result(None)
+    cells_done = threading.Event()
+    run = background_notebooks._Run(Future(), cells_done)
+    monkeypatch.setattr(background_notebooks, "_runs", {"notebooks/a.py": run})
+    yield cells_done
+    cells_done.set()
 
 
 def test_a_quiet_block_waits_for_the_notebooks_and_others_do_not(a_notebook_still_running):
@@ -36,11 +38,27 @@ def test_a_quiet_block_waits_for_the_notebooks_and_others_do_not(a_notebook_stil
     quiet = threading.Thread(target=formatter, kwargs={"id": "timed", "extra": {"quiet": "yes"}})
     quiet.start()
     quiet.join(timeout=0.3)
-    assert quiet.is_alive() and ran == ["plain"]  # still waiting for the notebook
+    assert quiet.is_alive() and ran == ["plain"]  # still waiting for the notebook's cells
 
-    a_notebook_still_running.set_result(None)
+    a_notebook_still_running.set()  # the last cell has run; the kernel may still be stopping
     quiet.join(timeout=10)
     assert ran == ["plain", "timed"]
+
+
+def test_cells_done_is_set_after_the_last_cell_and_also_when_a_cell_fails(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text("# %%\nx = 1\n\n# %% [markdown]\n# text\n\n# %%\nprint(x + 1)\n")
+    cells_done = threading.Event()
+    notebook, seconds = background_notebooks.execute_notebook(good, "", cells_done)
+    assert cells_done.is_set() and seconds > 0
+    assert notebook.cells[-1].outputs[0]["text"] == "2\n"
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("# %%\nraise ValueError('broken cell')\n")
+    cells_done = threading.Event()
+    with pytest.raises(Exception, match="broken cell"):
+        background_notebooks.execute_notebook(bad, "", cells_done)
+    assert cells_done.is_set()
 
 
 def test_the_wrapper_leads_back_to_the_formatter_it_wraps():
