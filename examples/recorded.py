@@ -19,9 +19,7 @@ from pathlib import Path
 import jax
 
 from .timing import format_seconds
-from .turnaround import Turnaround, TurnaroundRow, measure_turnaround
-
-_TIMES = "\N{MULTIPLICATION SIGN}"
+from .turnaround import _TIMES, Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
 
 RECORDED_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 """Where the GPU check saves its files, in the repository (committed)."""
@@ -104,8 +102,6 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    from .turnaround import turnaround_markdown
-
     turnaround = measure_turnaround()
     device = jax.devices()[0].device_kind
     recorded = save_recorded(Path(argv[0]), turnaround, device)

@@ -35,7 +35,9 @@ search:
 
 What the last build executed: every `python exec` block and every notebook, with its page,
 its `id`, the seconds it took and where it ran. This page is written by
-`hooks/execution_report.py` at build time, after every other page.
+`hooks/execution_report.py` at build time, after every other page. Notebooks run in the
+background, beside the pages' blocks (`hooks/background_notebooks.py`): their seconds overlap
+the blocks' seconds, so the total below is the work done, not how long the build took.
 
 {_TABLE_SLOT}
 """
@@ -64,7 +66,6 @@ class _CurrentPage:
     """The page whose markdown is being rendered: blocks run during that render."""
 
     src_uri: str = "?"
-    started: float = 0.0
 
 
 _current = _CurrentPage()
@@ -121,16 +122,14 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    _current.src_uri, _current.started = page.file.src_uri, time.perf_counter()
+    _current.src_uri = page.file.src_uri
     return markdown
 
 
 def on_page_content(content, page, config, files):
     if getattr(page, "nb_url", None):  # set by mkdocs-jupyter on the pages it renders
-        # Executed in the background (hooks/background_notebooks.py): its own run's seconds.
-        seconds = getattr(page, "notebook_execution_s", None)
-        if seconds is None:
-            seconds = time.perf_counter() - _current.started
+        # Executed in the background by hooks/background_notebooks.py, which times the run.
+        seconds = page.notebook_execution_s
         printed = _PRINTED_LABEL.search(content)
         ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
         _runs.append(Run(page.file.src_uri, page.file.src_uri, seconds, ran_on, "notebook"))

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
+import datetime
 import json
 
-from examples import compare_with_recorded, latest_recorded, load_recorded, turnaround_markdown
+from examples import (
+    RecordedTurnaround,
+    compare_with_recorded,
+    latest_recorded,
+    load_recorded,
+    turnaround_markdown,
+)
 from examples.recorded import RECORDED_DIR, save_recorded
 from examples.turnaround import Turnaround, TurnaroundRow
 
@@ -46,12 +52,10 @@ def test_latest_is_the_newest_recording_and_none_without_any(tmp_path):
 
 
 def test_comparison_takes_the_smallest_and_largest_size_both_tables_have():
-    there = dataclasses.replace(
-        latest_recorded(RECORDED_DIR),
-        turnaround=Turnaround(
-            (row(3, 4, 5e-5), row(3, 4_000, 1e-5), row(3, 4_000_000, 1e-4)), "gpu", 1.0
-        ),
-        device="Test GPU",
+    there = RecordedTurnaround(
+        Turnaround((row(3, 4, 5e-5), row(3, 4_000, 1e-5), row(3, 4_000_000, 1e-4)), "gpu", 1.0),
+        "Test GPU",
+        datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
     )
     assert compare_with_recorded(TABLE, there) == [
         "At 4 rows of 3 features, `score_batch` took 50 µs on the Test GPU and 10 µs on this "
