@@ -209,22 +209,24 @@ class MultiprocessRecording:
     results: list[dict]  # one per process, as printed by it
 
     def caption(self) -> str:
+        """When, where, how many processes and devices, and the command (three lines)."""
         return (
-            f"Recorded {self.recorded_at:%Y-%m-%d %H:%M} UTC on one machine ({self.host}), not "
-            f"live: {self.processes} processes of {self.devices_per_process} CPU devices each, "
-            f"{self.processes * self.devices_per_process} devices in all, jax {self.jax}, "
-            f"by `{self.command}`"
+            f"Recorded {self.recorded_at:%Y-%m-%d %H:%M} UTC, not live, on one machine "
+            f"({self.host}, jax {self.jax}):\n"
+            f"{self.processes} processes with {self.devices_per_process} CPU devices each "
+            f"({self.processes * self.devices_per_process} in all), started by\n"
+            f"{self.command}"
         )
 
     def lines(self) -> list[str]:
-        """What each process read back, then where the larger batch's rows were."""
+        """What each process read back, then where the larger batch's scores were."""
         lines = [
-            f"process {result['process']}: local devices {', '.join(result['local_devices'])}; "
+            f"process {result['process']} ({', '.join(result['local_devices'])}): "
             f"gather_scores = {result['practice_scores']}"
-            f" ({'same as' if result['same_as_score_batch'] else 'NOT the same as'} score_batch)"
+            f"{', as score_batch' if result['same_as_score_batch'] else ', NOT as score_batch'}"
             for result in self.results
         ]
-        lines.append(f"{LAYOUT_ROWS:,} rows x {LAYOUT_FEATURES} features, scores laid out:")
+        lines.append(f"score_sharded of {LAYOUT_ROWS:,} rows x {LAYOUT_FEATURES} features:")
         return lines + self.results[0]["layout"]
 
 
@@ -234,10 +236,14 @@ def load_multiprocess_recording(path: Path) -> MultiprocessRecording:
     return MultiprocessRecording(**data)
 
 
-def latest_multiprocess_recording(folder: Path = RECORDINGS_DIR) -> MultiprocessRecording | None:
-    """The newest ``multiprocess-*.json`` in ``folder``, or None when there is none."""
+def latest_multiprocess_recording(folder: Path = RECORDINGS_DIR) -> MultiprocessRecording:
+    """The newest ``multiprocess-*.json`` in ``folder`` (FileNotFoundError when there is none)."""
     recordings = [load_multiprocess_recording(path) for path in folder.glob(RECORDING_PATTERN)]
-    return max(recordings, key=lambda recording: recording.recorded_at, default=None)
+    if not recordings:
+        raise FileNotFoundError(
+            f"no {RECORDING_PATTERN} in {folder}: run python -m examples.multiprocess"
+        )
+    return max(recordings, key=lambda recording: recording.recorded_at)
 
 
 def main(argv: list[str]) -> int:

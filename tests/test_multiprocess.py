@@ -9,7 +9,6 @@ import os
 import re
 import sys
 
-import numpy as np
 import pytest
 
 from examples import BATCH, WEIGHTS, rounded, score_batch
@@ -68,9 +67,9 @@ def test_every_process_sees_every_device(results):
 
 
 def test_practice_batch_as_nested_lists_and_float64_gives_score_batchs_scores(results):
-    expected = np.asarray(score_batch(BATCH, WEIGHTS)).tolist()
     for result in results:
-        assert result["practice_as_score_batch"] == expected
+        expected = result["practice_as_score_batch"]  # in the same process, on the same CPU
+        assert rounded(expected) == rounded(score_batch(BATCH, WEIGHTS))
         assert result["practice_scores"] == expected
         assert result["practice_float64_numpy"] == expected  # the AssertionError
         assert result["after_errors"] == expected
@@ -169,14 +168,23 @@ def test_recording_command_and_the_recording_it_saves(tmp_path, capsys):
     expected = rounded(score_batch(BATCH, WEIGHTS))
     assert [result["practice_scores"] for result in recording.results] == [expected] * 2
     lines = recording.lines()
-    assert lines[0].startswith("process 0: local devices cpu:0, cpu:1; gather_scores = ")
+    assert lines[0] == f"process 0 (cpu:0, cpu:1): gather_scores = {expected}, as score_batch"
     last_device = recording.results[1]["local_devices"][-1]
     assert lines[-1] == f"process 1, {last_device} holds rows 750 to 999 (250 rows)"
-    assert capsys.readouterr().out.startswith(recording.caption())
+    printed = capsys.readouterr().out
+    assert printed.startswith(recording.caption())
+    assert "2 processes with 2 CPU devices each (4 in all), started by\n" in printed
+    assert recording.command in printed
 
 
 def test_the_shipped_recording_is_shown():
     recording = latest_multiprocess_recording()
-    assert recording is not None, "no examples/recordings/multiprocess-*.json"
     assert all(result["same_as_score_batch"] for result in recording.results)
     assert len(recording.results) == recording.processes
+    devices = recording.processes * recording.devices_per_process
+    assert sum(" holds rows " in line for line in recording.lines()) == devices
+
+
+def test_no_recording_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"run python -m examples\.multiprocess"):
+        latest_multiprocess_recording(tmp_path)
