@@ -151,8 +151,9 @@ def score_sharded(batch: Any, weights: Any) -> jax.Array:
     process must call ``score_sharded`` with the same batch and weights (nested lists, numpy
     arrays, jax arrays, or one jax array across processes). Each process then holds the scores
     of its own devices' rows; ``gather_scores(scores)`` gives every process all of them. Bad
-    input is refused in every process with ``score_batch``'s error, and a batch that differs
-    between processes with a ``ValueError`` that says so.
+    input is refused in every process: with ``score_batch``'s error where it was given, and a
+    ``ValueError`` naming the process that refused in the others; a batch that differs between
+    processes with a ``ValueError`` that says so.
     """
     if jax.process_count() > 1:
         batch_array, weights_array = _check_every_process_agrees(batch, weights)

@@ -56,6 +56,7 @@ def main() -> None:
     scores = score_sharded(batch, weights)
     result["uneven_float32"] = {
         "shape": list(scores.shape),
+        "replicated": scores.is_fully_replicated,  # padding sliced off: whole on every device
         "within_float32": within_float32(gather_scores(scores), batch, weights),
     }
 

@@ -77,7 +77,11 @@ def test_practice_batch_as_nested_lists_and_float64_gives_score_batchs_scores(re
 
 def test_uneven_float32_batch_jax_arrays_and_every_dtype(results):
     for result in results:
-        assert result["uneven_float32"] == {"shape": [1001], "within_float32": True}
+        assert result["uneven_float32"] == {
+            "shape": [1001],
+            "replicated": True,
+            "within_float32": True,
+        }
         assert result["jax_array"] is True
         assert result["global_jax_array"] is True
         assert all(result["dtypes"].values()), result["dtypes"]
