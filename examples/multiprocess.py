@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import datetime
 import json
 import os
@@ -42,6 +43,7 @@ _COORDINATOR = "EXAMPLES_COORDINATOR"
 _PROCESSES = "EXAMPLES_PROCESSES"
 _PROCESS_ID = "EXAMPLES_PROCESS_ID"
 _JOIN_TIMEOUT = "EXAMPLES_JOIN_TIMEOUT_S"
+_PARENT = "EXAMPLES_PARENT_PID"
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ def run_processes(
         _COORDINATOR: f"127.0.0.1:{free_port()}",
         _PROCESSES: str(processes),
         _JOIN_TIMEOUT: str(join_timeout_s),
+        _PARENT: str(os.getpid()),
         **(extra_env or {}),
     }
     ids = list(range(processes)) if started is None else started
@@ -140,6 +143,16 @@ def run_processes(
     return finished
 
 
+def die_with_parent() -> None:
+    """In a process started by ``run_processes``: be killed when the process that started it
+    dies (pytest stopped by a CI timeout, say), so that none is left behind. Linux only."""
+    if sys.platform == "linux":
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != int(os.environ[_PARENT]):  # it died before prctl
+        os._exit(1)
+
+
 def join_from_environment() -> tuple[int, int]:
     """In a process started by ``run_processes``: join the others; return (id, processes).
 
@@ -148,6 +161,7 @@ def join_from_environment() -> tuple[int, int]:
     """
     import jax
 
+    die_with_parent()
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     process_id, processes = int(os.environ[_PROCESS_ID]), int(os.environ[_PROCESSES])
     jax.distributed.initialize(

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -140,7 +144,7 @@ def test_input_refused_in_one_process_is_refused_in_the_others_too(results):
 )
 def test_a_missing_coordinator_or_process_fails_at_the_join_timeout(started, failing):
     finished = run_processes(
-        WORKER, processes=2, devices_per_process=1, timeout_s=120, join_timeout_s=3,
+        WORKER, processes=2, devices_per_process=1, timeout_s=120, join_timeout_s=2,
         started=started, cwd=ROOT,
     )  # fmt: skip
     assert_none_left(finished)
@@ -192,3 +196,50 @@ def test_the_shipped_recording_is_shown():
 def test_no_recording_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"run python -m examples\.multiprocess"):
         latest_multiprocess_recording(tmp_path)
+
+
+def gone(pid: int) -> bool:
+    """No such process, or only its exit status left (a zombie nobody has reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="die_with_parent uses Linux's prctl")
+def test_the_processes_die_with_the_process_that_started_them(tmp_path):
+    child = (
+        "import os, pathlib, time\n"
+        "from examples.multiprocess import die_with_parent\n"
+        "die_with_parent()\n"
+        "pathlib.Path(os.environ['PIDS'], str(os.getpid())).touch()\n"
+        "time.sleep(300)\n"
+    )
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom examples.multiprocess import run_processes\n"
+            f"run_processes([sys.executable, '-c', {child!r}], processes=2, "
+            "devices_per_process=1, timeout_s=300)",
+        ],
+        env={**os.environ, "PIDS": str(tmp_path)},
+    )
+    pids: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(pids) < 2 and time.monotonic() < deadline and parent.poll() is None:
+            pids = [int(path.name) for path in tmp_path.iterdir()]
+            time.sleep(0.1)
+        assert len(pids) == 2, "the started processes never ran"
+        parent.kill()  # SIGKILL: run_processes gets no chance to clean up
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert all(gone(pid) for pid in pids)
+    finally:
+        parent.kill()
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
