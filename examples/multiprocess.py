@@ -123,6 +123,7 @@ def run_processes(
                     deadline = min(deadline, time.monotonic() + after_failure_s)
                 time.sleep(0.1)
         finally:
+            still_running = {i for i, process in running.items() if process.poll() is None}
             for process in running.values():
                 with contextlib.suppress(ProcessLookupError):  # the group is already gone
                     os.killpg(process.pid, signal.SIGKILL)
@@ -130,13 +131,11 @@ def run_processes(
         finished = []
         for i in ids:
             outputs[i].seek(0)
-            code = running[i].returncode
-            killed = code == -signal.SIGKILL
             finished.append(
                 Finished(
                     i,
                     running[i].pid,
-                    None if killed else code,
+                    None if i in still_running else running[i].returncode,
                     outputs[i].read().decode(errors="replace"),
                 )
             )

@@ -66,10 +66,11 @@ def shard_rows(batch: Any, mesh: Mesh) -> jax.Array:
     if _is_global(batch):
         return jax.jit(_pad_rows, static_argnums=1, out_shardings=sharding)(batch, padding)
     if not sharding.is_fully_addressable:
-        # Not jax.device_put: for host data it first checks that every process passed the same
-        # value, by gathering the whole batch and comparing it with `==` against this process's
-        # copy, and the gathered copy is float32 while a float64 batch is not (see
-        # _check_every_process_agrees, which replaces that check).
+        # Not jax.device_put: across processes it first asserts that every process passed the
+        # same host data (multihost_utils.assert_equal), comparing this process's batch with a
+        # gathered copy that JAX has already turned into float32, so a float64 batch such as
+        # np.array(BATCH) never compares equal. Instead each process puts its own devices'
+        # slices; score_sharded has checked that the batches agree (_check_every_process_agrees).
         host = _as_jax_sees_it(batch)
         if padding:
             host = np.pad(host, ((0, padding), (0, 0)))
