@@ -4,7 +4,9 @@
 # the plugin there: .venv/bin/uv pip install "jax[cuda12]==<the locked jax version>"), or any
 # python with those packages: PYTHON=python3 benchmarks/gpu_check.sh.
 # It runs the numeric tests, the practice output, the turnaround table and the throughput
-# benchmark on the GPU, and saves, with the date and the hardware:
+# benchmark on the GPU, and the multi-process test (score_sharded across local processes
+# joined by jax.distributed; those processes use forced CPU devices, so that it runs wherever
+# jax does), and saves, with the date and the hardware:
 #   benchmarks/results/gpu-<UTC time>.txt    everything it printed
 #   benchmarks/results/gpu-<UTC time>.json   the turnaround table, which the page shows as
 #                                            "recorded on <GPU>, <date>" (examples/recorded.py)
@@ -71,6 +73,7 @@ print(jax.default_backend(), jax.devices())
 assert jax.default_backend() == 'gpu' or os.environ.get('GPU_CHECK_REHEARSAL'), 'no GPU'"
   step "numeric tests" "$PY" -m pytest -q -p no:cacheprovider \
     tests/test_scoring.py tests/test_counting.py tests/test_practice.py tests/test_sharding.py
+  step "multi-process test" "$PY" -m pytest -q -p no:cacheprovider tests/test_multiprocess.py
   step "practice output" "$PY" -m examples
   step "turnaround table" "$PY" -m examples.recorded "$STEM.json"
   step "throughput benchmark" "$PY" benchmarks/throughput.py ${THROUGHPUT_ARGS:-}

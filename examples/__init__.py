@@ -12,7 +12,7 @@ from .practice import practice_lines, prose_numbers, rounded
 from .recorded import RecordedTurnaround, compare_with_recorded, latest_recorded, load_recorded
 from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
-from .sharding import layout_lines, row_mesh, score_sharded, shard_rows
+from .sharding import gather_scores, layout_lines, row_mesh, score_sharded, shard_rows
 from .turnaround import (
     Turnaround,
     machine_label,
@@ -33,6 +33,7 @@ __all__ = [
     "Turnaround",
     "backend_report",
     "compare_with_recorded",
+    "gather_scores",
     "latest_recorded",
     "layout_lines",
     "line_scores_chart",

@@ -1,4 +1,5 @@
-"""The page's live sections: the turnaround table and score_sharded on the build's devices."""
+"""The page's live sections: the turnaround table and score_sharded on the build's devices
+(and across processes, as recorded)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import jax
 
 from examples import machine_label
+from examples.multiprocess import latest_multiprocess_recording
 from examples.turnaround import TURNAROUND_SIZES
 
 from .helpers import page
@@ -70,3 +72,14 @@ def test_score_sharded_runs_on_the_builds_devices(built_site):
     assert f"devices = {jax.devices()}" in output
     assert "scores_sharded = [0.2, 1.19, 0.35, 1.3]" in output
     assert output.count(" holds rows ") == len(jax.devices())
+
+
+def test_score_sharded_across_processes_is_shown_as_recorded(built_site):
+    recording = latest_multiprocess_recording()
+    section = section_after(page(built_site), "the-same-batch-across-every-device")
+    outputs = [code.get_text() for element in section for code in element.select("div.highlight")]
+    output = next(text for text in outputs if text.startswith("Recorded "))
+    assert output.strip() == "\n\n".join([recording.caption(), "\n".join(recording.lines())])
+    assert "not live" in output and recording.command in output
+    devices = recording.processes * recording.devices_per_process
+    assert output.count(" holds rows ") == devices
