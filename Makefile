@@ -3,6 +3,7 @@
 #   node_modules/   npm packages pinned in package-lock.json (mermaid, axe-core), served by the site
 #   chromium        Debian's browser for the browser tests (installed with apt-get when missing)
 #   java            Debian's default-jre-headless, which runs the HTML validator (vnu.jar, npm)
+#   poppler-utils   pdftotext and pdftoppm, which read back the section printed to PDF
 
 PYTHON ?= python3
 VENV := .venv
@@ -18,6 +19,7 @@ export UV_LINK_MODE := copy
 export OPENBLAS_THREAD_TIMEOUT := 4
 CHROMIUM := /usr/bin/chromium
 JAVA := /usr/bin/java
+PDFTOTEXT := /usr/bin/pdftotext
 # The version is written once, in the section page's front matter; publishing reads it there.
 SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
 VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
@@ -50,6 +52,11 @@ $(JAVA):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless
 
+# The print test reads the PDF that chromium prints with poppler's pdftotext and pdftoppm.
+$(PDFTOTEXT):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils
+
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/)
 serve: setup
 	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000 --watch examples --watch hooks
@@ -59,7 +66,7 @@ build: setup
 	$(BIN)/mkdocs build --strict
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
-test: setup $(CHROMIUM) $(JAVA) lint
+test: setup $(CHROMIUM) $(JAVA) $(PDFTOTEXT) lint
 	$(BIN)/pytest
 
 lint: setup
