@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOST, OPEN_SHADOW_ROOTS, serve
+from .browser import LOCAL_HOST, OPEN_SHADOW_ROOTS, serve
 from .helpers import GOLDEN, ROOT, SECTION_PAGE
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -45,16 +45,13 @@ def _squeezed(text: str) -> str:
 
 
 @pytest.fixture(scope="module", params=SCHEMES)
-def printed(request, built_site: Path) -> dict:
+def printed(request, browser, built_site: Path) -> dict:
     """The section page printed to PDF under one colour scheme: its text, pages and the HTML."""
-    from playwright.sync_api import sync_playwright
-
     scheme = request.param
     ARTIFACTS.mkdir(exist_ok=True)
     pdf = ARTIFACTS / f"section-print-{scheme}.pdf"
     other_hosts = []
-    with serve(built_site) as base, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with serve(built_site) as base:
         context = browser.new_context(color_scheme=scheme)
         context.add_init_script(OPEN_SHADOW_ROOTS)
 
@@ -73,7 +70,7 @@ def printed(request, built_site: Path) -> dict:
         page.emulate_media(media="print")
         visible_chrome = page.evaluate(VISIBLE_CHROME)
         page.pdf(path=str(pdf), format="A4")
-        browser.close()
+        context.close()
     text = subprocess.run(
         ["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True
     ).stdout
