@@ -30,8 +30,9 @@ DIAGRAMS_DRAWN = """
   (diagram) => (diagram.shadowRoot && diagram.shadowRoot.querySelector("svg"))
     || diagram.querySelector("svg"))
 """
-# Material hides these in print; checked in the print layout itself.
-CHROME = ".md-header, .md-tabs, .md-sidebar, .md-footer, .md-search, .md-top"
+# Navigation and buttons hidden in print (Material's print styles and print.css); checked in
+# the print layout itself.
+CHROME = ".md-header, .md-tabs, .md-sidebar, .md-footer, .md-search, .md-top, .md-code__nav"
 VISIBLE_CHROME = f"""
 () => [...document.querySelectorAll("{CHROME}")]
   .filter((element) => element.getClientRects().length > 0)
