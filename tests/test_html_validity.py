@@ -144,3 +144,17 @@ def test_the_section_page_has_no_validator_error_at_all_but_materials(validator_
     """The section page is the project's own markup: only Material's toggles are set apart."""
     section = [m for m in validator_errors if m["page"].startswith(SECTION_PAGE)]
     assert {_allowed_by(m, m["page"]) for m in section} <= {ALLOWED[0]}
+
+
+def test_the_sites_own_stylesheets_are_valid_css():
+    java = shutil.which("java")
+    assert java, "no Java runtime: `make test` installs Debian's default-jre-headless"
+    stylesheets = sorted((ROOT / "docs" / "assets" / "stylesheets").glob("*.css"))
+    assert stylesheets
+    result = subprocess.run(
+        [java, "-jar", str(VNU_JAR), "--css", "--errors-only"] + [str(s) for s in stylesheets],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
