@@ -2,6 +2,8 @@
 #   .venv/          Python 3.11 virtual environment, synced from uv.lock (uv itself is pinned in it)
 #   node_modules/   npm packages pinned in package-lock.json (mermaid, axe-core), served by the site
 #   chromium        Debian's browser for the browser tests (installed with apt-get when missing)
+#   java            Debian's default-jre-headless, which runs the HTML validator (vnu.jar, npm)
+#   poppler-utils   pdftotext and pdftoppm, which read back the section printed to PDF
 
 PYTHON ?= python3
 VENV := .venv
@@ -16,6 +18,8 @@ export UV_LINK_MODE := copy
 # each numpy call would slow whichever comes next (see benchmarks/throughput.py). Sleep at once.
 export OPENBLAS_THREAD_TIMEOUT := 4
 CHROMIUM := /usr/bin/chromium
+JAVA := /usr/bin/java
+PDFTOTEXT := /usr/bin/pdftotext
 # The version is written once, in the section page's front matter; publishing reads it there.
 SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
 VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
@@ -33,13 +37,25 @@ $(VENV)/.synced: pyproject.toml uv.lock
 	@touch $@
 
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	# --ignore-scripts: vnu-jar's postinstall would fetch a JRE from GitHub where no java is found;
+	# make test installs Debian's instead. No other package needs a script.
+	npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
 # The browser tests drive Debian's chromium (never a browser downloaded by playwright).
 $(CHROMIUM):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+# The HTML validity test runs the W3C Nu validator (node_modules/vnu-jar) with Java.
+$(JAVA):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless
+
+# The print test reads the PDF that chromium prints with poppler's pdftotext and pdftoppm.
+$(PDFTOTEXT):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/)
 serve: setup
@@ -50,7 +66,7 @@ build: setup
 	$(BIN)/mkdocs build --strict
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
-test: setup $(CHROMIUM) lint
+test: setup $(CHROMIUM) $(JAVA) $(PDFTOTEXT) lint
 	$(BIN)/pytest
 
 lint: setup

@@ -8,6 +8,7 @@ Series colours are mid-tone and read on both backgrounds.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 from contextlib import contextmanager
@@ -51,15 +52,39 @@ def chart_style():
         yield
 
 
+# matplotlib's default RDF <metadata> (Dublin Core, Creative Commons) is not allowed in HTML.
+_NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
+_ID = re.compile(r' id="([^"]+)"')
+_REFERENCE = re.compile(r'(?:url\(#|href="#)([^)"]+)')
+
+
+def _ids_unique_to(svg: str, prefix: str) -> str:
+    """``svg`` with matplotlib's ids made unique on a page that holds several charts.
+
+    matplotlib numbers ids per figure (``xtick_7``, ``patch_6``, clip paths, glyphs), so two
+    inline figures repeat them. Ids nothing refers to are dropped; the rest get ``prefix``.
+    """
+    referenced = set(_REFERENCE.findall(svg))
+
+    def rename(match: re.Match[str]) -> str:
+        return f' id="{prefix}-{match[1]}"' if match[1] in referenced else ""
+
+    svg = _ID.sub(rename, svg)
+    return _REFERENCE.sub(lambda m: m[0].replace(f"#{m[1]}", f"#{prefix}-{m[1]}"), svg)
+
+
 def inline_svg(figure: Figure, title: str) -> str:
     """Return ``figure`` as an SVG element to print into a page, with an accessible title."""
     import matplotlib.pyplot as plt
 
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata=_NO_METADATA)
     plt.close(figure)
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]  # drop the XML prolog and doctype
+    # The same chart always gets the same ids; two different charts, different ones.
+    digest = hashlib.sha1(f"{title}\n{svg}".encode(), usedforsecurity=False).hexdigest()
+    svg = _ids_unique_to(svg, f"chart-{digest[:8]}")
     svg = svg.replace(_INK, "currentColor")
     # Scale with the column; keep the aspect ratio from the viewBox.
     svg = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r"<svg\1", svg, count=1)

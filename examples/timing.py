@@ -55,14 +55,34 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
+_UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
+
+
+def _three_significant(value: float) -> str:
+    """``value`` (> 0) with exactly three significant digits, in plain decimal notation."""
+    rounded = float(f"{value:.3g}")
+    decimals = max(0, 2 - math.floor(math.log10(rounded)))
+    return f"{rounded:.{decimals}f}"
+
+
 def format_seconds(seconds: float) -> str:
-    """``0.0000123`` -> ``12.3 µs``: three significant digits in the unit that fits."""
-    if seconds >= 1000:
+    """``0.0000123`` -> ``12.3 µs``: three significant digits in the unit that fits.
+
+    The unit is chosen after rounding, so ``0.99996`` is ``1.00 s``, not ``1e+03 ms``. From
+    1,000 s up the value is whole seconds with thousands separators; below 1 ns it stays in ns.
+    """
+    if not seconds >= 0 or math.isinf(seconds):
+        raise ValueError(f"seconds must be a finite number >= 0, got {seconds!r}")
+    if seconds == 0:
+        return "0 s"
+    if float(f"{seconds:.3g}") >= 1000:
         return f"{seconds:,.0f} s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+    unit, scale = _UNITS[0]
+    for name, size in _UNITS:
+        # the largest unit in which the value, rounded to three digits, is at least 1
+        if float(f"{seconds / size:.3g}") >= 1:
+            unit, scale = name, size
+    return f"{_three_significant(seconds / scale)} {unit}"
 
 
 def interleaved_medians(

@@ -31,6 +31,20 @@ def expected_practice_output() -> str:
 
 
 @pytest.fixture(scope="session")
+def browser():
+    """Headless Debian chromium, one for the session: playwright's sync API allows one at a time
+    (the browser tests and the print test share it)."""
+    from playwright.sync_api import sync_playwright
+
+    from .browser import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
 def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The gh-pages tree that `make publish` writes (in a throw-away repository), laid out under
     the site_url's path, as the host serves it: versions.json, the root redirect, the alias."""

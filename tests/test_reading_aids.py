@@ -69,3 +69,17 @@ def test_version_is_read_from_the_page_metadata_everywhere(built_site, published
     assert meta.endswith(f"Version: {version}")
     versions = json.loads((published_site / site_prefix() / "versions.json").read_text())
     assert versions == [{"version": version, "title": version, "aliases": ["latest"]}]
+
+
+def test_glossary_lists_its_sources_like_the_section_does(built_site):
+    """Each source: who, the title, where, the date it was checked, and its address."""
+    glossary = page(built_site, "glossary")
+    heading = glossary.find("h2", id="sources-and-references")
+    assert heading is not None, "the glossary has no Sources And References"
+    sources = heading.find_next_sibling("ul")("li")
+    assert len(sources) >= 5
+    for source in sources:
+        text = " ".join(source.get_text(" ").split())
+        assert re.search(r"checked on \d{4}-\d{2}-\d{2}", text), text
+        assert source.find("em"), text  # the title (a living document's date is "checked on")
+        assert source.find("a", href=re.compile(r"^https://")), text

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from examples import (
     backend_report,
@@ -108,10 +111,56 @@ def test_chart_is_an_inline_svg_with_a_title(small_turnaround):
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(12.3e-6, "12.3 µs"), (0.5, "500 ms"), (7.25, "7.25 s"), (4200, "4,200 s"), (3e-9, "3 ns")],
+    [
+        (12.3e-6, "12.3 µs"),
+        (0.5, "500 ms"),
+        (7.25, "7.25 s"),
+        (4200, "4,200 s"),
+        (3e-9, "3.00 ns"),
+        (0, "0 s"),
+        # just under a unit boundary: rounding carries into the next unit
+        (0.99996, "1.00 s"),
+        (999.96e-3, "1.00 s"),
+        (999.96e-6, "1.00 ms"),
+        (999.96e-9, "1.00 µs"),
+        (9.9996e-3, "10.0 ms"),
+        (99.996e-6, "100 µs"),
+        (0.9994, "999 ms"),
+        (999.4, "999 s"),
+        (999.96, "1,000 s"),
+        (5e-13, "0.000500 ns"),
+    ],
 )
 def test_format_seconds(seconds, text):
     assert format_seconds(seconds) == text
+
+
+@pytest.mark.parametrize("seconds", [-1.0, math.nan, math.inf])
+def test_format_seconds_refuses_what_is_not_a_duration(seconds):
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        format_seconds(seconds)
+
+
+_SCALE = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+_PRINTED = re.compile(r"(?P<number>\d{1,3}(?:,\d{3})*(?:\.\d+)?) (?P<unit>ns|µs|ms|s)")
+
+
+@given(st.floats(min_value=1e-15, max_value=1e7, allow_nan=False, allow_infinity=False))
+def test_format_seconds_prints_three_digits_and_a_unit(seconds):
+    text = format_seconds(seconds)
+    printed = _PRINTED.fullmatch(text)
+    assert printed, text  # a plain number and a unit: never "1e+03"
+    number = float(printed["number"].replace(",", ""))
+    value = number * _SCALE[printed["unit"]]
+    if value >= 1000:  # whole seconds from 1,000 s up
+        assert printed["unit"] == "s" and "." not in text
+        assert abs(value - seconds) <= 0.5
+    else:
+        digits = printed["number"].replace(".", "").lstrip("0")
+        assert len(digits) == 3, text
+        assert abs(value - seconds) <= 0.005 * seconds
+        # the unit that fits: 1 to 999 of it (below a nanosecond, nanoseconds)
+        assert number < 1000 and (number >= 1 or printed["unit"] == "ns"), text
 
 
 def test_median_seconds_groups_short_calls_and_stops_long_ones():

@@ -1,0 +1,41 @@
+"""Inline SVG charts: several on one page share no id, and carry nothing HTML forbids."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from examples.charts import chart_style, inline_svg
+
+_ID = re.compile(r' id="([^"]+)"')
+_REFERENCE = re.compile(r'(?:url\(#|href="#)([^)"]+)')
+
+
+def _chart(values: list[float], title: str) -> str:
+    import matplotlib.pyplot as plt
+
+    with chart_style():
+        figure, axes = plt.subplots()
+        axes.plot(values, marker="o", label="series")  # markers and clip paths: referenced ids
+        axes.legend()
+        return inline_svg(figure, title)
+
+
+def test_two_charts_share_no_id_and_every_reference_resolves():
+    first, second = _chart([1, 2, 3], "first"), _chart([3, 1, 2], "second")
+    first_ids, second_ids = set(_ID.findall(first)), set(_ID.findall(second))
+    assert first_ids and second_ids
+    assert not first_ids & second_ids
+    for svg, ids in ((first, first_ids), (second, second_ids)):
+        references = set(_REFERENCE.findall(svg))
+        assert references and references <= ids
+        assert len(_ID.findall(svg)) == len(ids)  # no id twice inside one chart either
+
+
+def test_same_chart_same_svg_and_no_rdf_metadata():
+    svg = _chart([1, 2, 3], "first")
+    assert svg == _chart([1, 2, 3], "first")  # stable: two builds write the same page
+    assert "<metadata" not in svg and "rdf:" not in svg and "xmlns:dc" not in svg
