@@ -72,8 +72,13 @@ def printed(request, browser, built_site: Path) -> dict:
         visible_chrome = page.evaluate(VISIBLE_CHROME)
         page.pdf(path=str(pdf), format="A4")
         context.close()
+    # -layout: the physical layout, so a wrapped line keeps its order and its hyphen (the default
+    # mode moves a trailing comment to a column of its own and drops a hyphen at a line end).
     text = subprocess.run(
-        ["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True
+        ["pdftotext", "-layout", "-enc", "UTF-8", str(pdf), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     pages = text.count("\f")
     stem = ARTIFACTS / f"section-print-{scheme}"
