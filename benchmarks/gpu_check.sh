@@ -5,11 +5,12 @@
 # python with those packages: PYTHON=python3 benchmarks/gpu_check.sh.
 # It runs the numeric tests, the practice output, the turnaround table and the throughput
 # benchmark on the GPU, and saves, with the date and the hardware:
-#   benchmarks/results/gpu-<UTC time>.txt    everything it printed
-#   benchmarks/results/gpu-<UTC time>.json   the turnaround table, which the page shows as
-#                                            "recorded on <GPU>, <date>" (examples/recorded.py)
+#   examples/recordings/gpu-<UTC time>.txt    everything it printed
+#   examples/recordings/gpu-<UTC time>.json   the turnaround table, which the page shows as
+#                                             "recorded on <GPU>, <date>" (examples/recorded.py)
+# (package data: the recordings ship inside the wheel the site serves)
 #
-#   benchmarks/gpu_check.sh [results stem]    default: benchmarks/results/gpu-<UTC time>
+#   benchmarks/gpu_check.sh [results stem]    default: examples/recordings/gpu-<UTC time>
 #
 # GPU_CHECK_REHEARSAL=1 runs it on the CPU, to try the script on a machine with no GPU
 # (its files then go to /tmp unless a stem is given).
@@ -24,7 +25,7 @@ if [ -n "${GPU_CHECK_REHEARSAL:-}" ]; then
   STEM=${1:-/tmp/gpu-check-rehearsal-$STAMP}
   export JAX_PLATFORMS=cpu
 else
-  STEM=${1:-benchmarks/results/gpu-$STAMP}
+  STEM=${1:-examples/recordings/gpu-$STAMP}
   # Refuse to fall back to the CPU quietly: a GPU check that ran on the CPU would be a lie.
   export JAX_PLATFORMS=cuda
 fi
