@@ -51,9 +51,12 @@ def published_repo(published_site: Path) -> Path:
 
 @pytest.fixture
 def docs_copy(tmp_path: Path) -> Path:
-    """A temporary copy of the project's docs, config and hooks, for fault-injection builds."""
-    for name in ("docs", "hooks"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    """A temporary copy of the project's docs, config, hooks and package sources (the build
+    serves the wheel it builds from them), for fault-injection builds."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    for name in ("docs", "hooks", "overrides", "examples"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=ignore)
+    for name in ("mkdocs.yml", "pyproject.toml", "hatch_build.py", "README.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
     return tmp_path
