@@ -3,8 +3,10 @@ run what the site shows, in a Python that has nothing of this repository.
 
 - The site is the one ``make publish`` deploys with mike (``published_site``), served on
   127.0.0.1; the wheel is installed from the URL the page shows, with only the host swapped.
-- The reader's virtual environment is made with ``uv venv`` outside the repository; no editable
-  install, and every run checks that ``examples`` is imported from inside that environment.
+- The reader's virtual environment is made with ``uv venv --seed`` (so it has pip) in the
+  checkout's ignored ``.cache/``; the page's command then runs there as shown, ``python -m pip
+  install <url>``. No editable install, no path into the checkout: every run checks that
+  ``examples`` is imported from inside that environment and nothing else of the checkout.
   The wheel's dependencies (jax, numpy) come from the package index, at the versions the build
   itself ran (the build environment's versions as constraints), since the page shows what
   those versions printed. The environment is kept under ``.cache/reader-venv/<digest>`` and
@@ -75,6 +77,7 @@ class Reader:
     python: Path
     base: str  # the local server's address of the site_url's path
     wheel_url: str  # the published address the page shows
+    local_wheel_url: str  # the same, from the local server
     seconds: float  # creating (or finding) the environment, installing the wheel
     cached: bool
 
@@ -107,9 +110,11 @@ def make_reader(wheel: bytes, local_url: str, workdir: Path) -> tuple[Path, floa
     shutil.rmtree(venv, ignore_errors=True)  # a run that stopped half way
     uv = Path(sys.executable).with_name("uv")
     base_python = getattr(sys, "_base_executable", sys.executable)
+    # The page's own command, run by the reader's pip (``--seed``), with only the host swapped.
+    install = [*INSTALL.split()[1:], local_url]
     for command in (
-        [uv, "venv", "--quiet", "--python", base_python, venv],
-        [uv, "pip", "install", "--quiet", "--python", python, "-c", constraints, local_url],
+        [uv, "venv", "--seed", "--quiet", "--python", base_python, venv],
+        [python, *install, "--quiet", "--disable-pip-version-check", "-c", constraints],
     ):
         result = subprocess.run(
             [str(part) for part in command], cwd=workdir, capture_output=True, text=True
@@ -136,7 +141,7 @@ def reader(published_site, version_site, tmp_path_factory) -> Reader:
         with urllib.request.urlopen(local_url) as response:
             wheel = response.read()
         python, seconds, cached = make_reader(wheel, local_url, workdir)
-        yield Reader(python, local + site_prefix(), published, seconds, cached)
+        yield Reader(python, local + site_prefix(), published, local_url, seconds, cached)
     line = f"reader venv {'cached' if cached else 'cold'}: {seconds:.2f} s ({python.parent.parent})"
     with (ARTIFACTS / "reader-path.txt").open("a") as log:
         log.write(line + "\n")
@@ -187,6 +192,20 @@ def test_examples_comes_from_the_readers_environment_only(reader, tmp_path):
     assert all(Path(p).resolve().is_relative_to(venv) for p in in_checkout), found["path"]
     assert found["version"] == package_version()
     assert not found["matplotlib"], "the wheel pulled in the charts extra"
+
+
+def test_pip_refuses_the_wheel_for_an_unsupported_python(reader, tmp_path):
+    """Requires-Python: pip says so itself, before installing anything."""
+    pip = [str(reader.python), "-m", "pip", "download", "--disable-pip-version-check"]
+    options = ["--no-deps", "--only-binary=:all:", "--python-version", "3.10", "-d", str(tmp_path)]
+    run = subprocess.run(
+        [*pip, *options, reader.local_wheel_url],
+        env=_reader_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode != 0
+    assert f"Package '{DISTRIBUTION}' requires a different Python: 3.10" in run.stderr, run.stderr
 
 
 def test_python_dash_m_examples_names_the_section_and_version(reader, tmp_path):
