@@ -60,3 +60,16 @@ def docs_copy(tmp_path: Path) -> Path:
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian chromium, one for the session (playwright allows one sync instance)."""
+    from playwright.sync_api import sync_playwright
+
+    from .browser import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

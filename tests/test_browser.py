@@ -17,13 +17,11 @@ from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .browser import (
     AXE,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     LOCAL_HOST,
     OPEN_SHADOW_ROOTS,
     built_pages,
@@ -58,14 +56,6 @@ class PageReport:
     other_hosts: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     axe_serious: list[str] = field(default_factory=list)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Browser:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")

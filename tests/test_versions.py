@@ -19,11 +19,8 @@ from urllib.parse import urljoin
 
 import pytest
 from packaging.version import Version
-from playwright.sync_api import Browser, sync_playwright
 
 from .browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     _plain_env,
     extract_branch,
     section_version,
@@ -31,19 +28,11 @@ from .browser import (
     site_prefix,
 )
 from .helpers import ROOT, SECTION_PAGE
-from .test_browser import ARTIFACTS, SCHEMES, open_page
+from .test_browser import ARTIFACTS, SCHEMES, PageReport, open_page
 from .test_reader_path import INSTALL
 
 OLD_VERSION = "v2026.01.05"  # older than any version this course publishes
 SECTION_FILE = Path("docs") / f"{SECTION_PAGE}.md"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Browser:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")
@@ -86,8 +75,9 @@ def wheel_version(wheel: bytes) -> str:
 
 def read_version(browser, base: str, folder: str, scheme: str, shots: str | None = None):
     """Open the section page in ``folder``; what the reader sees of its version."""
-    page = open_page(browser, scheme)
     url = f"{base}{folder}/{SECTION_PAGE}/"
+    report = PageReport(url=url, scheme=scheme, diagrams_in_html=0)
+    page = open_page(browser, scheme, report)
     page.goto(url, wait_until="networkidle")
     selector = page.locator(".md-version__current")
     selector.wait_for(timeout=10_000)  # drawn once versions.json has loaded
@@ -115,6 +105,7 @@ def read_version(browser, base: str, folder: str, scheme: str, shots: str | None
         else:
             page.locator("div.install-box").screenshot(path=path)
     page.context.close()
+    seen["errors"] = report.page_errors + report.console_errors + report.other_hosts
     return seen
 
 
@@ -131,6 +122,7 @@ def test_only_older_versions_show_the_notice_and_each_version_agrees_with_itself
         seen = read_version(browser, two_versions_url, folder, scheme, shots)
         assert seen["selector"] == version, (folder, seen)
         assert seen["notice"] == outdated, (folder, seen)
+        assert seen["errors"] == [], (folder, seen)
         # The install line names this version's folder and wheel, and the folder serves it.
         assert f"/{version}/" in seen["command"], (folder, seen)
         assert seen["wheel_status"] == 200, (folder, seen)
