@@ -107,7 +107,8 @@ def make_reader(wheel: bytes, local_url: str, workdir: Path) -> tuple[Path, floa
     start = time.perf_counter()
     if (venv / ".ready").is_file():
         return python, time.perf_counter() - start, True
-    shutil.rmtree(venv, ignore_errors=True)  # a run that stopped half way
+    for stale in READER_VENVS.glob("*"):  # a run that stopped half way, an older wheel's
+        shutil.rmtree(stale, ignore_errors=True)  # (each holds jax: hundreds of MB)
     uv = Path(sys.executable).with_name("uv")
     base_python = getattr(sys, "_base_executable", sys.executable)
     # The page's own command, run by the reader's pip (``--seed``), with only the host swapped.
