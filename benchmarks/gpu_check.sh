@@ -7,11 +7,12 @@
 # benchmark on the GPU, and the multi-process test (score_sharded across local processes
 # joined by jax.distributed; those processes use forced CPU devices, so that it runs wherever
 # jax does), and saves, with the date and the hardware:
-#   benchmarks/results/gpu-<UTC time>.txt    everything it printed
-#   benchmarks/results/gpu-<UTC time>.json   the turnaround table, which the page shows as
-#                                            "recorded on <GPU>, <date>" (examples/recorded.py)
+#   examples/recordings/gpu-<UTC time>.txt    everything it printed
+#   examples/recordings/gpu-<UTC time>.json   the turnaround table, which the page shows as
+#                                             "recorded on <GPU>, <date>" (examples/recorded.py)
+# (package data: the recordings ship inside the wheel the site serves)
 #
-#   benchmarks/gpu_check.sh [results stem]    default: benchmarks/results/gpu-<UTC time>
+#   benchmarks/gpu_check.sh [results stem]    default: examples/recordings/gpu-<UTC time>
 #
 # GPU_CHECK_REHEARSAL=1 runs it on the CPU, to try the script on a machine with no GPU
 # (its files then go to /tmp unless a stem is given).
@@ -26,7 +27,7 @@ if [ -n "${GPU_CHECK_REHEARSAL:-}" ]; then
   STEM=${1:-/tmp/gpu-check-rehearsal-$STAMP}
   export JAX_PLATFORMS=cpu
 else
-  STEM=${1:-benchmarks/results/gpu-$STAMP}
+  STEM=${1:-examples/recordings/gpu-$STAMP}
   # Refuse to fall back to the CPU quietly: a GPU check that ran on the CPU would be a lie.
   export JAX_PLATFORMS=cuda
 fi

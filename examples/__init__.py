@@ -4,6 +4,7 @@ The same risk score, computed line by line in plain Python and for the whole bat
 with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds.
 """
 
+from .about import DISTRIBUTION, about
 from .artifacts import CHART_BATCH_SIZES, line_scores_chart, multiply_count_chart
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
@@ -25,12 +26,14 @@ from .turnaround import (
 __all__ = [
     "BATCH",
     "CHART_BATCH_SIZES",
+    "DISTRIBUTION",
     "PROBE_BATCH_SIZES",
     "PROBE_FEATURE_SIZES",
     "WEIGHTS",
     "BackendReport",
     "RecordedTurnaround",
     "Turnaround",
+    "about",
     "backend_report",
     "compare_with_recorded",
     "gather_scores",

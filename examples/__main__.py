@@ -1,6 +1,53 @@
-"""``python -m examples``: print the practice's 9 output lines, computed live."""
+"""python -m examples               print the practice's 9 output lines, computed live
+python -m examples turnaround    time the section's turnaround table on this machine and
+                                 print it beside the table recorded on a GPU
+python -m examples --version     name the section, this package's version and its site
+"""
 
-from .practice import practice_lines
+from __future__ import annotations
 
-for line in practice_lines():
-    print(line)
+import sys
+
+from .about import about
+
+
+def turnaround() -> None:
+    from .recorded import compare_with_recorded, latest_recorded
+    from .turnaround import measure_turnaround, turnaround_findings, turnaround_markdown
+
+    print(f"{about()}\n")
+    measured = measure_turnaround()
+    print(f"Measured on this machine: {measured.label}\n")
+    print(turnaround_markdown(measured))
+    print()
+    for finding in turnaround_findings(measured):
+        print(f"- {finding}")
+    print(f"\nMeasuring the whole table took {measured.cost_s:.2f} s.")
+    recorded = latest_recorded()
+    if recorded is None:
+        return
+    print(f"\n{recorded.caption()}\n")
+    print(turnaround_markdown(recorded.turnaround))
+    print()
+    for sentence in compare_with_recorded(measured, recorded, here="this machine"):
+        print(f"- {sentence}")
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        from .practice import practice_lines
+
+        print(about(), file=sys.stderr)  # stdout stays the manuscript's 9 lines
+        for line in practice_lines():
+            print(line)
+    elif argv == ["turnaround"]:
+        turnaround()
+    elif argv == ["--version"]:
+        print(about())
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+sys.exit(main(sys.argv[1:]))

@@ -2,7 +2,9 @@
 
 The site is built where there may be no GPU, so a GPU's numbers cannot be live: they are
 measured once by ``benchmarks/gpu_check.sh`` on a machine that has one, saved with the date
-and the hardware, committed, and shown on the page as "recorded on <device>, <date>".
+and the hardware in ``examples/recordings/``, committed, and shown on the page as "recorded on
+<device>, <date>". The recordings are package data: they ship inside the wheel, so an installed
+package (``python -m examples turnaround``) reads them too.
 
     python -m examples.recorded FILE.json    measure here now and save the table to FILE.json
 """
@@ -11,9 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import fnmatch
 import json
 import sys
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import jax
@@ -21,8 +26,8 @@ import jax
 from .timing import format_seconds
 from .turnaround import _TIMES, Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
 
-RECORDED_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
-"""Where the GPU check saves its files, in the repository (committed)."""
+RECORDED_DIR: Traversable = files(__package__) / "recordings"
+"""Where the GPU check saves its files: package data, committed and shipped in the wheel."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ def save_recorded(path: Path, turnaround: Turnaround, device: str) -> RecordedTu
     return recorded
 
 
-def load_recorded(path: Path) -> RecordedTurnaround:
+def load_recorded(path: Traversable) -> RecordedTurnaround:
     data = json.loads(path.read_text())
     turnaround = Turnaround(
         rows=tuple(TurnaroundRow(**row) for row in data["rows"]),
@@ -63,13 +68,17 @@ def load_recorded(path: Path) -> RecordedTurnaround:
     )
 
 
-def latest_recorded(folder: Path = RECORDED_DIR, pattern: str = "gpu-*.json"):
+def latest_recorded(folder: Traversable = RECORDED_DIR, pattern: str = "gpu-*.json"):
     """The newest recording in ``folder``, or None when there is none."""
-    recordings = [load_recorded(path) for path in folder.glob(pattern)]
+    recordings = [
+        load_recorded(path) for path in folder.iterdir() if fnmatch.fnmatch(path.name, pattern)
+    ]
     return max(recordings, key=lambda recorded: recorded.recorded_at, default=None)
 
 
-def compare_with_recorded(live: Turnaround, recorded: RecordedTurnaround) -> list[str]:
+def compare_with_recorded(
+    live: Turnaround, recorded: RecordedTurnaround, here: str = "this build"
+) -> list[str]:
     """Sentences that set the live table beside a recorded one, size by size where both ran.
 
     For each feature count measured in both: the smallest size (where the cost of a call
@@ -85,15 +94,15 @@ def compare_with_recorded(live: Turnaround, recorded: RecordedTurnaround) -> lis
         ]
         if not shared:
             continue
-        for here, there in (shared[0], shared[-1]) if len(shared) > 1 else shared:
-            ratio = here.batch_s / there.batch_s
+        for mine, there in (shared[0], shared[-1]) if len(shared) > 1 else shared:
+            ratio = mine.batch_s / there.batch_s
             faster = (
                 f"{ratio:,.0f}{_TIMES} faster" if ratio >= 1 else f"{1 / ratio:,.1f}{_TIMES} slower"
             )
             sentences.append(
-                f"At {here.rows:,} rows of {features} features, `score_batch` took "
+                f"At {mine.rows:,} rows of {features} features, `score_batch` took "
                 f"{format_seconds(there.batch_s)} on the {recorded.device} and "
-                f"{format_seconds(here.batch_s)} on this build: {faster} there."
+                f"{format_seconds(mine.batch_s)} on {here}: {faster} there."
             )
     return sentences
 

@@ -25,8 +25,9 @@ def on_page_content(content, page, config, files):
     links = (
         '<p class="notebook-download">'
         f'<a href="{notebook}" download>Download this notebook ({notebook})</a>, '
-        "then run it top to bottom in Jupyter with the course's <code>examples</code> package "
-        f'installed · <a href="{source}" download>jupytext source</a></p>'
+        "then run it top to bottom in Jupyter, in an environment where this version's package "
+        "is installed (the command in its first cell) · "
+        f'<a href="{source}" download>jupytext source</a></p>'
     )
     heading_end = content.find("</h1>")
     if heading_end == -1:

@@ -18,7 +18,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .helpers import ROOT
+from .helpers import ROOT, WHEEL_CACHE
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -84,11 +84,13 @@ def _plain_env() -> dict[str, str]:
     for role in ("AUTHOR", "COMMITTER"):  # mike commits to gh-pages
         env[f"GIT_{role}_NAME"] = "course-tests"
         env[f"GIT_{role}_EMAIL"] = "tests@example.invalid"
+    env.setdefault("COURSE_WHEEL_CACHE", str(WHEEL_CACHE))
     return env  # the Makefile sets the build's own switches
 
 
-_SOURCES = ["Makefile", "mkdocs.yml", "pyproject.toml", "uv.lock", "package.json"]
-_SOURCES += ["package-lock.json", ".gitignore", "docs", "hooks", "examples"]
+_SOURCES = ["Makefile", "mkdocs.yml", "pyproject.toml", "uv.lock", "package.json", "README.md"]
+_SOURCES += ["package-lock.json", ".gitignore", "hatch_build.py", "docs", "hooks", "overrides"]
+_SOURCES += ["examples"]
 
 
 def publish_copy(workdir: Path) -> Path:
@@ -116,7 +118,9 @@ def publish_copy(workdir: Path) -> Path:
     run("git", "init", "-q", "-b", "main")
     run("git", "add", "-A")
     run("git", "commit", "-q", "-m", "sources under test")
-    run("make", "publish")
+    # The copy shares the checkout's .venv and node_modules: never set them up from the copy
+    # (`uv sync` there would re-point the editable install at the copy).
+    run("make", "-o", ".venv/.synced", "-o", "node_modules/.installed", "publish")
     return repo
 
 

@@ -65,9 +65,25 @@ def published_repo(published_site: Path) -> Path:
 
 @pytest.fixture
 def docs_copy(tmp_path: Path) -> Path:
-    """A temporary copy of the project's docs, config and hooks, for fault-injection builds."""
-    for name in ("docs", "hooks"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    """A temporary copy of the project's docs, config, hooks and package sources (the build
+    serves the wheel it builds from them), for fault-injection builds."""
+    ignore = shutil.ignore_patterns("__pycache__")
+    for name in ("docs", "hooks", "overrides", "examples"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=ignore)
+    for name in ("mkdocs.yml", "pyproject.toml", "hatch_build.py", "README.md"):
+        shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian chromium, one for the session (playwright allows one sync instance)."""
+    from playwright.sync_api import sync_playwright
+
+    from .browser import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
+# Builds of copies reuse the checkout's wheel cache: its entries are keyed on their content.
+WHEEL_CACHE = ROOT / ".cache" / "wheel"
 SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
 
 
@@ -20,6 +22,7 @@ def mkdocs_build(config: Path, site_dir: Path) -> subprocess.CompletedProcess[st
     """Run the strict build, the only build, and return what it printed."""
     # The same switches as the Makefile (see there).
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1"}
+    env.setdefault("COURSE_WHEEL_CACHE", str(WHEEL_CACHE))
     return subprocess.run(
         [
             sys.executable,

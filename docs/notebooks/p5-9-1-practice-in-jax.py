@@ -18,8 +18,10 @@
 # time in a Python loop, then let `jax.vmap` map the same row score over the whole batch, then
 # compile that batched function with `jax.jit`. Every step must give the same 4 scores; what
 # changes is how the computation is organized. Run the cells in order: each one uses the names
-# the cells above it defined. The notebook needs only `jax`, `numpy` and the course's
-# `examples` package.
+# the cells above it defined.
+#
+# Install this version's package first, in a terminal (no cell here installs anything), in the
+# environment your Jupyter kernel runs: `{{ install.command }}`
 
 # %%
 import jax

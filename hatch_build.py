@@ -1,0 +1,48 @@
+"""The wheel's version and summary, read from the section page's front matter at build time.
+
+The version is written once, as ``version:`` in the section page (the page header, ``make
+publish`` and mike's version folder read it there too); the wheel takes it from there, so the
+wheel a version folder serves always carries that folder's version.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hatchling.metadata.plugin.interface import MetadataHookInterface
+from packaging.version import Version
+
+SECTION_PAGE = Path("docs") / "p5-9-1-gpus-and-parallel-processing.md"
+MKDOCS_CONFIG = Path("mkdocs.yml")
+SECTION = "P5-9.1 'GPUs And Parallel Processing'"
+
+
+def page_version(root: Path) -> str:
+    """The ``version:`` in the section page's front matter, as written (``v2026.07.20``)."""
+    text = (root / SECTION_PAGE).read_text()
+    match = re.search(r"\A---\n.*?^version: *(\S+)$.*?^---$", text, re.MULTILINE | re.DOTALL)
+    if match is None:
+        raise ValueError(f"no 'version:' in the front matter of {SECTION_PAGE}")
+    return match[1]
+
+
+def site_url(root: Path) -> str:
+    """The published address, ``site_url`` in mkdocs.yml, ending in ``/``."""
+    match = re.search(r"^site_url: *['\"]?([^'\"\s#]+)", (root / MKDOCS_CONFIG).read_text(), re.M)
+    if match is None:
+        raise ValueError(f"no 'site_url:' in {MKDOCS_CONFIG}")
+    return match[1].rstrip("/") + "/"
+
+
+class CustomMetadataHook(MetadataHookInterface):
+    def update(self, metadata: dict) -> None:
+        version = page_version(Path(self.root))
+        metadata["version"] = str(Version(version))  # PEP 440: v2026.07.20 -> 2026.7.20
+        metadata["description"] = (
+            f"Live code for course section {SECTION}, version {version}: scoring a batch one by "
+            "one and with JAX jit + vmap."
+        )
+        # The site is the project's home; the version folder holds this version's pages and wheel.
+        home = site_url(Path(self.root))
+        metadata["urls"] = {"Homepage": home, "Documentation": f"{home}{version}/"}

@@ -1,0 +1,170 @@
+"""Every build serves this version's wheel, and every page shows the one line that installs it.
+
+The wheel of the ``examples`` package is built (``uv build --wheel``, hatchling) from the same
+sources the build's blocks import, and published at the root of the built site, which mike
+turns into the version folder: ``<site_url><version>/<wheel>``. hatchling writes wheels
+reproducibly (fixed timestamps, sorted entries), so the wheel is cached under
+``.cache/wheel/<digest>/``, keyed on a digest of everything that goes into it, and rebuilt only
+when that changes.
+
+``{{ install.name }}`` in a page (and in a notebook's text, its ``.ipynb`` and its jupytext
+source) becomes:
+
+- ``command``: the install line, e.g. ``python -m pip install <site_url><version>/<wheel>``;
+- ``url``: the wheel's published address;
+- ``wheel``: the wheel's file name, which is also a link to it from a page in ``docs/``;
+- ``version``: the version, as the section page's front matter and mike's folder name it.
+
+An unknown name fails the build; a wheel that is missing when the site is written fails it too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
+from mkdocs.utils.meta import get_data
+
+SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing.md"  # holds `version:` (see the Makefile)
+# Everything the wheel is built from (hatch_build.py reads the version from the section page
+# and the URLs from mkdocs.yml: the digest takes those two values, not the whole files).
+WHEEL_SOURCES = ("pyproject.toml", "hatch_build.py", "README.md", "examples")
+_PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
+
+_install: dict[str, str] = {}  # this build's values for {{ install.name }}
+_wheel: Path | None = None  # this build's wheel, in the cache
+
+
+def section_version(docs_dir: Path) -> str:
+    """The version in the section page's front matter, as mike's version folder names it."""
+    _, meta = get_data((docs_dir / SECTION_PAGE).read_text())
+    if not meta.get("version"):
+        raise PluginError(f"wheel: no 'version:' in the front matter of {SECTION_PAGE}")
+    return str(meta["version"])
+
+
+def version_folder_url(site_url: str, version: str) -> str:
+    """The published address of the version folder, ending in ``/``.
+
+    Under ``mike deploy`` the build's ``site_url`` already ends in the deployed folder (mike's
+    plugin appends it); that folder must be the page's version, or the line would install
+    another version's wheel.
+    """
+    deployed = os.environ.get("MIKE_DOCS_VERSION")
+    if deployed is None:
+        return f"{site_url.rstrip('/')}/{version}/"
+    if deployed != version:
+        raise PluginError(
+            f"wheel: mike deploys the folder {deployed!r}, but {SECTION_PAGE} says version "
+            f"{version!r}: the install line would not match the wheel the folder serves"
+        )
+    return site_url.rstrip("/") + "/"
+
+
+def wheel_digest(project: Path, version: str, folder_url: str) -> str:
+    """A digest of every input of the wheel: its sources, the version and the site's address."""
+    digest = hashlib.sha256(f"{version}\n{folder_url}\n".encode())
+    for name in WHEEL_SOURCES:
+        path = project / name
+        paths = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for source in paths:
+            if source.is_file() and "__pycache__" not in source.parts and source.suffix != ".pyc":
+                digest.update(f"{source.relative_to(project).as_posix()}\n".encode())
+                digest.update(hashlib.sha256(source.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def cached_wheel(project: Path, cache: Path, digest: str) -> Path:
+    """The wheel for ``digest``: from the cache, or built now and stored there."""
+    folder = cache / digest
+    built = sorted(folder.glob("*.whl")) if folder.is_dir() else []
+    if len(built) == 1:
+        return built[0]
+    uv = Path(sys.executable).with_name("uv")
+    command = [str(uv) if uv.exists() else "uv", "build", "--wheel", "--quiet"]
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=cache, prefix=".building-"))
+    try:
+        result = subprocess.run(
+            [*command, "--out-dir", str(staging), str(project)], capture_output=True, text=True
+        )
+        wheels = sorted(staging.glob("*.whl"))
+        if result.returncode != 0 or len(wheels) != 1:
+            raise PluginError(f"wheel: `uv build --wheel` failed in {project}:\n{result.stderr}")
+        (staging / ".gitignore").unlink(missing_ok=True)  # uv's, not part of the cache entry
+        try:
+            staging.rename(folder)  # atomic: another build may have stored the same wheel
+        except OSError:
+            if not folder.is_dir():
+                raise
+        return folder / wheels[0].name
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def on_config(config):
+    global _wheel
+    project = Path(config.config_file_path).parent
+    if not (project / "pyproject.toml").is_file():
+        raise PluginError(f"wheel: no pyproject.toml beside {config.config_file_path}")
+    version = section_version(Path(config.docs_dir))
+    folder_url = version_folder_url(config.site_url, version)
+    cache = Path(os.environ.get("COURSE_WHEEL_CACHE", project / ".cache" / "wheel"))
+    _wheel = cached_wheel(project, cache, wheel_digest(project, version, folder_url))
+    url = f"{folder_url}{_wheel.name}"
+    _install.clear()
+    _install.update(
+        version=version, wheel=_wheel.name, url=url, command=f"python -m pip install {url}"
+    )
+    return config
+
+
+def on_files(files, config):
+    # The wheel is a file of the site: pages link to it, and mkdocs copies it to the site's root.
+    files.append(File.generated(config, _wheel.name, abs_src_path=str(_wheel)))
+    return files
+
+
+def _fill(text: str, where: str, escape=lambda value: value) -> str:
+    def substitute(match: re.Match[str]) -> str:
+        if match[1] not in _install:
+            raise PluginError(
+                f"{where}: unknown placeholder {match[0]!r}; known: {sorted(_install)}"
+            )
+        return escape(_install[match[1]])
+
+    return _PLACEHOLDER.sub(substitute, text)
+
+
+def on_page_markdown(markdown, page, config, files):
+    return _fill(markdown, page.file.src_uri)
+
+
+def on_page_content(content, page, config, files):
+    # Notebook pages are rendered from the notebook by mkdocs-jupyter, never as Markdown.
+    return _fill(content, page.file.src_uri, html.escape)
+
+
+def on_post_page(output, page, config):
+    if getattr(page, "nb_url", None):  # the .ipynb and jupytext source offered for download
+        for path in Path(page.file.abs_dest_path).parent.iterdir():
+            if path.suffix in {".ipynb", ".py"}:
+                escape = (lambda value: json.dumps(value)[1:-1]) if path.suffix == ".ipynb" else str
+                path.write_text(_fill(path.read_text(), str(path), escape))
+    return output
+
+
+def on_post_build(config):
+    served = Path(config.site_dir) / _wheel.name
+    if not served.is_file():
+        raise PluginError(f"wheel: {_wheel.name} is missing from the built site ({served})")

@@ -1,0 +1,143 @@
+"""The wheel the site serves (hooks/wheel.py): what it holds, its metadata, its cache, and the
+build's failures when it cannot be served or a page names an unknown placeholder."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from mkdocs.exceptions import PluginError
+from packaging.version import Version
+
+from examples import DISTRIBUTION
+
+from .browser import section_version
+from .helpers import ROOT, SECTION_PAGE, mkdocs_build, page
+
+_spec = importlib.util.spec_from_file_location("wheel_hook", ROOT / "hooks" / "wheel.py")
+wheel_hook = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(wheel_hook)
+
+
+def served_wheel(site: Path) -> Path:
+    wheels = sorted(site.glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def metadata(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        return Parser().parsestr(archive.read(name).decode())
+
+
+def test_the_site_serves_the_wheel_of_its_version(built_site):
+    wheel = served_wheel(built_site)
+    meta = metadata(wheel)
+    version = section_version()
+    assert meta["Name"] == DISTRIBUTION
+    assert meta["Version"] == str(Version(version))
+    assert meta["Summary"].startswith("Live code for course section P5-9.1 'GPUs And Parallel")
+    assert f"version {version}" in meta["Summary"]
+    assert meta["Requires-Python"] == ">=3.11,<3.14" or meta["Requires-Python"] == "<3.14,>=3.11"
+    urls = meta.get_all("Project-URL")
+    assert urls == [
+        "Homepage, https://course.example.org/",
+        f"Documentation, https://course.example.org/{version}/",
+    ]
+    # What it needs to run: jax and numpy; matplotlib only with the charts extra.
+    requires = meta.get_all("Requires-Dist")
+    plain = sorted(r.split(">")[0] for r in requires if "extra ==" not in r)
+    assert plain == ["jax", "numpy"], requires
+    assert all("extra == 'charts'" in r for r in requires if r.startswith("matplotlib"))
+    print(f"wheel: {wheel.name}, {wheel.stat().st_size:,} bytes")
+
+
+def test_the_wheel_holds_the_package_and_its_recordings_only(built_site):
+    with zipfile.ZipFile(served_wheel(built_site)) as archive:
+        names = archive.namelist()
+    top = {name.split("/")[0] for name in names}
+    assert top == {"examples", f"dl_course_p5_9_1-{Version(section_version())}.dist-info"}
+    assert any(name.startswith("examples/recordings/gpu-") for name in names)
+    assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
+
+
+def test_the_wheel_is_reproducible_and_cached_by_its_inputs(tmp_path):
+    digest = wheel_hook.wheel_digest(ROOT, "v1", "https://site.invalid/v1/")
+    first = wheel_hook.cached_wheel(ROOT, tmp_path / "a", digest)
+    second = wheel_hook.cached_wheel(ROOT, tmp_path / "b", digest)
+    assert first.read_bytes() == second.read_bytes()  # two builds, the same bytes
+    assert wheel_hook.cached_wheel(ROOT, tmp_path / "a", digest) == first  # found, not rebuilt
+    assert list((tmp_path / "a").iterdir()) == [first.parent]  # no staging folder left behind
+
+
+def test_the_digest_changes_with_every_input(tmp_path):
+    for name in wheel_hook.WHEEL_SOURCES:
+        source = ROOT / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
+    before = wheel_hook.wheel_digest(tmp_path, "v1", "https://site.invalid/v1/")
+    assert wheel_hook.wheel_digest(tmp_path, "v2", "https://site.invalid/v1/") != before
+    assert wheel_hook.wheel_digest(tmp_path, "v1", "https://other.invalid/v1/") != before
+    recording = next((tmp_path / "examples" / "recordings").glob("*.json"))
+    recording.write_text(recording.read_text() + " ")
+    assert wheel_hook.wheel_digest(tmp_path, "v1", "https://site.invalid/v1/") != before
+
+
+def test_a_wheel_that_cannot_be_built_fails_the_build_and_says_so(docs_copy):
+    pyproject = docs_copy / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('packages = ["examples"]', "packages = 1"))
+    result = mkdocs_build(docs_copy / "mkdocs.yml", docs_copy / "site")
+    assert result.returncode != 0
+    assert "wheel: `uv build --wheel` failed" in result.stderr
+
+
+def test_a_wheel_missing_from_the_built_site_fails_the_build_and_names_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(wheel_hook, "_wheel", tmp_path / "dl_course_p5_9_1-1-py3-none-any.whl")
+
+    class Config:
+        site_dir = str(tmp_path / "site")
+
+    with pytest.raises(PluginError, match=r"dl_course_p5_9_1-1-py3-none-any\.whl is missing"):
+        wheel_hook.on_post_build(Config())
+
+
+def test_an_unknown_install_placeholder_fails_and_names_the_page(monkeypatch):
+    monkeypatch.setattr(wheel_hook, "_install", {"command": "python -m pip install x"})
+    assert wheel_hook._fill("{{ install.command }}", "page.md") == "python -m pip install x"
+    unknown = r"page\.md: unknown placeholder '\{\{ install\.cmd \}\}'"
+    with pytest.raises(PluginError, match=unknown):
+        wheel_hook._fill("{{ install.cmd }}", "page.md")
+
+
+def test_mike_must_deploy_the_pages_own_version(monkeypatch):
+    monkeypatch.delenv("MIKE_DOCS_VERSION", raising=False)
+    assert wheel_hook.version_folder_url("https://s.invalid/", "v1") == "https://s.invalid/v1/"
+    monkeypatch.setenv("MIKE_DOCS_VERSION", "v1")  # mike has appended the folder already
+    assert wheel_hook.version_folder_url("https://s.invalid/v1", "v1") == "https://s.invalid/v1/"
+    monkeypatch.setenv("MIKE_DOCS_VERSION", "v0")
+    with pytest.raises(PluginError, match="mike deploys the folder 'v0'"):
+        wheel_hook.version_folder_url("https://s.invalid/v0", "v1")
+
+
+def test_no_page_tells_a_reader_to_install_by_name(built_site):
+    by_name = []
+    for html in built_site.rglob("*.html"):
+        text = " ".join(BeautifulSoup(html.read_text(), "html.parser").get_text().split())
+        for bare in ("pip install examples", "pip install dl-course", "pip install dl_course"):
+            if bare in text:
+                by_name.append(f"{html.relative_to(built_site)}: {bare!r}")
+    assert not by_name
+
+
+def test_every_install_line_on_the_site_is_the_same(built_site):
+    lines = []
+    for name in ["", SECTION_PAGE, "notebooks/p5-9-1-practice-in-jax"]:
+        codes = [code.get_text().strip() for code in page(built_site, name).select("code")]
+        lines += [code for code in codes if code.startswith("python -m pip install ")]
+    assert len(lines) == 3, lines  # the two boxes and the notebook's first cell
+    assert len(set(lines)) == 1, lines
