@@ -33,7 +33,7 @@ def expected_practice_output() -> str:
 @pytest.fixture(scope="session")
 def browser():
     """Headless Debian chromium, one for the session: playwright's sync API allows one at a time
-    (the browser tests and the print test share it)."""
+    (the browser tests, the print test and the version tests share it)."""
     from playwright.sync_api import sync_playwright
 
     from .browser import CHROMIUM, CHROMIUM_ARGS
@@ -74,16 +74,3 @@ def docs_copy(tmp_path: Path) -> Path:
         shutil.copy(ROOT / name, tmp_path / name)
     (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
     return tmp_path
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """Headless Debian chromium, one for the session (playwright allows one sync instance)."""
-    from playwright.sync_api import sync_playwright
-
-    from .browser import CHROMIUM, CHROMIUM_ARGS
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
