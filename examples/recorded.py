@@ -93,7 +93,7 @@ def compare_with_recorded(live: Turnaround, recorded: RecordedTurnaround) -> lis
             sentences.append(
                 f"At {here.rows:,} rows of {features} features, `score_batch` took "
                 f"{format_seconds(there.batch_s)} on the {recorded.device} and "
-                f"{format_seconds(here.batch_s)} on this build: {faster} there."
+                f"{format_seconds(here.batch_s)} on the build machine: {faster} there."
             )
     return sentences
 
