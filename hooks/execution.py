@@ -17,10 +17,10 @@ from pathlib import Path
 if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mkdocs.exceptions import PluginError  # noqa: E402
-from mkdocs.structure.files import File  # noqa: E402
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
 
-from build_support import record, report, runner  # noqa: E402
+from build_support import record, report, runner
 
 log = logging.getLogger("mkdocs.hooks.execution")
 
