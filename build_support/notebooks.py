@@ -49,7 +49,7 @@ class NotebookRun:
 
 def _cell_name(cell, number: int) -> str:
     first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
-    return f"cell {number} ({first_line.strip()[:60]!r})"
+    return f"cell {number} ({first_line.strip()[:60]})"
 
 
 def execute_notebook(

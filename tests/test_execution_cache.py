@@ -1,0 +1,319 @@
+"""The execution cache never serves a stale output (build_support/cache.py, runner.py).
+
+Every build here runs in a throw-away copy of the project (docs, hooks, the ``examples``
+package, build_support, uv.lock), first on ``PYTHONPATH`` so that the copy's package is the
+one imported, with the cache in the copy's own ``.cache/execution``. Each test changes one
+ingredient and reads the Build report: exactly the outputs that depend on it ran again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from build_support.cache import _CORRUPT, ExecutionCache, _read_checked
+from build_support.site_tools import BUILD_ENV, mkdocs_build
+
+from .helpers import ROOT, SECTION_PAGE, page
+
+_COPIED = ["docs", "hooks", "examples", "build_support", "benchmarks/results"]
+_COPIED_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml"]
+NUMPY_BLOCK = "p5-9-1-practice-numpy"  # the manuscript's listing: numpy only, no `examples`
+NOTEBOOK = "notebooks/p5-9-1-practice-in-jax.py"
+
+
+def copy_project(destination: Path) -> Path:
+    for name in _COPIED:
+        shutil.copytree(
+            ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    for name in _COPIED_FILES:
+        shutil.copy2(ROOT / name, destination / name)
+    (destination / "node_modules").symlink_to(ROOT / "node_modules")
+    return destination
+
+
+def copy_env(project: Path) -> dict[str, str]:
+    """The copy's package first on PYTHONPATH (see STACK-NOTES), and its own cache."""
+    return {"PYTHONPATH": str(project), "EXECUTION_CACHE_DIR": str(project / ".cache/execution")}
+
+
+def build(project: Path, site: str = "site", **extra_env: str):
+    """A strict, cache-using build of the copy; returns {block id: (outcome, why)} and the site."""
+    env = copy_env(project) | extra_env
+    site_dir = project / site
+    result = mkdocs_build(
+        project / "mkdocs.yml",
+        site_dir,
+        fresh=False,
+        cache_dir=project / ".cache/execution",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-5000:]
+    return report(site_dir), site_dir
+
+
+def report(site_dir: Path) -> dict[str, tuple[str, str]]:
+    table = page(site_dir, "build-report").select_one("table.build-report")
+    rows = {}
+    for row in table.select("tbody tr"):
+        cells = [td.get_text() for td in row("td")]
+        rows[cells[1]] = (cells[2], cells[3])
+    return rows
+
+
+def ran(rows) -> set[str]:
+    return {block for block, (outcome, _) in rows.items() if outcome == "ran"}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A copy whose cache holds every output (one cold build)."""
+    project = copy_project(tmp_path_factory.mktemp("project"))
+    rows, _ = build(project)
+    assert all(outcome == "ran" for outcome, _ in rows.values())
+    assert {why for _, why in rows.values()} == {"no cache entry"}
+    return project
+
+
+@pytest.fixture
+def edit(project):
+    """Change a file of the copy for one test; it is put back afterwards."""
+    saved: dict[Path, str] = {}
+
+    def change(relative: str, old: str, new: str) -> None:
+        path = project / relative
+        text = saved.setdefault(path, path.read_text())
+        assert old in text, f"{old!r} not in {relative}"
+        path.write_text(text.replace(old, new, 1))
+
+    yield change
+    for path, text in saved.items():
+        path.write_text(text)
+    if saved:  # back to the cached state: every output reused, the last ingredients restored
+        rows, _ = build(project)
+        assert ran(rows) == set()
+
+
+def every_block(rows) -> set[str]:
+    return set(rows)
+
+
+def test_nothing_changed_reuses_everything_and_a_prose_edit_runs_nothing(project, edit):
+    rows, _ = build(project)
+    assert ran(rows) == set()
+
+    edit(f"docs/{SECTION_PAGE}.md", "The following analogy is the safest one.", "A safe analogy.")
+    rows, site = build(project)
+    assert ran(rows) == set()
+    assert "A safe analogy." in page(site).get_text()  # the prose edit shows; outputs reused
+
+
+def test_a_weight_in_examples_data_reruns_exactly_the_blocks_that_use_examples(project, edit):
+    snippet = ROOT / "docs/snippets" / SECTION_PAGE / "practice_numpy.py"
+    assert "examples" not in snippet.read_text()  # why the numpy block does not depend on it
+
+    edit(
+        "examples/data.py",
+        "WEIGHTS: tuple[float, ...] = (0.4, 0.8, -0.3)",
+        "WEIGHTS = (0.5, 0.8, -0.3)",
+    )
+    rows, site = build(project)
+    assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
+    assert {rows[block][1] for block in ran(rows)} == {"examples/data.py changed"}
+    scores = page(site).select_one('div.exec-block[data-exec-id="p5-9-1-practice-jax"]')
+    assert "scores_batch = [0.3, 1.21, 0.47, 1.3]" in scores.get_text()  # not the stale output
+
+
+def test_a_function_body_elsewhere_in_examples_reruns_its_dependents(project, edit):
+    product = '* _as_count("feature_count", feature_count)\n'
+    edit("examples/counting.py", product, product.replace("\n", " + 1\n"))
+    rows, site = build(project)
+    assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
+    assert {rows[block][1] for block in ran(rows)} == {"examples/counting.py changed"}
+    practice = page(site).select_one('div.exec-block[data-exec-id="p5-9-1-practice-jax"]')
+    assert "scalar multiply count = 13" in practice.get_text()
+
+
+def test_a_uv_lock_change_reruns_every_block(project, edit):
+    edit("uv.lock", "version = 1", "version = 1\n# a re-lock")
+    rows, _ = build(project)
+    assert ran(rows) == every_block(rows)
+    assert {why for _, why in rows.values()} == {"uv.lock changed"}
+
+
+def test_a_different_backend_label_reruns_what_uses_jax_only(project):
+    rows, _ = build(project, JAX_PLATFORMS="cpu")
+    assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
+    assert all(
+        why.startswith("backend changed (JAX_PLATFORMS=cpu;") for _, why in rows.values() if why
+    )
+
+
+def test_a_corrupt_or_truncated_entry_is_run_again_never_shown(project):
+    entries = sorted((project / ".cache/execution/entries").rglob("*.json"))
+    damaged = 0
+    for path in entries:
+        text = path.read_text()
+        if '"p5-9-1-practice-jax"' in text:
+            path.write_text(text[: len(text) // 2])  # truncated
+            damaged += 1
+        elif '"p5-9-1-flowchart"' in text:
+            path.write_text(text.replace("flowchart", "flowchart-tampered", 1))  # edited
+            damaged += 1
+    assert damaged >= 2  # one of each per backend label the earlier tests stored
+    rows, site = build(project)
+    assert ran(rows) == {"p5-9-1-practice-jax", "p5-9-1-flowchart"}
+    assert rows["p5-9-1-practice-jax"][1] == rows["p5-9-1-flowchart"][1] == "cache entry corrupt"
+    assert "tampered" not in (site / SECTION_PAGE / "index.html").read_text()
+    rows, _ = build(project)
+    assert ran(rows) == set()  # stored again, whole
+
+
+def test_two_builds_at_once_do_not_corrupt_the_cache(tmp_path):
+    project = copy_project(tmp_path / "project")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda site: build(project, site), ["site-a", "site-b"]))
+    for rows, _ in results:  # each ran what the other had not stored yet, reused the rest
+        assert "cache entry corrupt" not in {why for _, why in rows.values()}
+    rows, _ = build(project, "site-c")
+    assert ran(rows) == set()
+    entries = list((project / ".cache/execution").rglob("*.json"))
+    assert entries and all(_read_checked(path) not in (None, _CORRUPT) for path in entries)
+    assert not list((project / ".cache/execution").rglob(".tmp-*"))  # no half-written file
+
+
+def _hammer(root: str, writer: int) -> int:
+    """Store one key 200 times with payloads of changing size; read it back in between."""
+    cache = ExecutionCache(Path(root))
+    corrupt = 0
+    for i in range(200):
+        cache.store("k" * 64, {"writer": writer, "blocks": ["x" * (1000 * (i % 7 + 1))]})
+        corrupt += cache.load("k" * 64).corrupt
+    return corrupt
+
+
+def test_two_processes_writing_one_entry_never_leave_it_half_written(tmp_path):
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        corrupt = list(pool.map(_hammer, [str(tmp_path)] * 2, [1, 2]))
+    assert corrupt == [0, 0]
+    assert not ExecutionCache(tmp_path).load("k" * 64).corrupt
+
+
+# ---------------------------------------------------------------- mkdocs serve
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _fetch(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+    except OSError:
+        return None
+
+
+def _wait_for(url: str, needle: str, timeout_s: float = 120) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        text = _fetch(url)
+        if text is not None and needle in text:
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"{needle!r} never showed at {url}")
+
+
+def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_path):
+    project = copy_project(tmp_path / "project")
+    port = _free_port()
+    env = {**os.environ, **BUILD_ENV, **copy_env(project), "FRESH": ""}
+    log_file = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "serve",
+            "--strict",
+            "-a",
+            f"127.0.0.1:{port}",
+            "--watch",
+            "examples",
+            "--watch",
+            "hooks",
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log_file,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    section, report_url = f"{base}{SECTION_PAGE}/", f"{base}build-report/"
+    try:
+        _wait_for(section, "scalar multiply count = 12")
+        counting = project / "examples/counting.py"
+        counting.write_text(
+            counting.read_text().replace(
+                '* _as_count("feature_count", feature_count)\n',
+                '* _as_count("feature_count", feature_count) + 1000\n',
+                1,
+            )
+        )
+        _wait_for(section, "scalar multiply count = 1012")
+        page_md = project / "docs" / f"{SECTION_PAGE}.md"
+        page_md.write_text(page_md.read_text().replace("safest one", "safest one so far", 1))
+        html = _wait_for(section, "safest one so far")
+        # Three builds in one process: each block once, wrapped once, captioned once.
+        soup = BeautifulSoup(html, "html.parser")
+        assert len(soup.select("div.exec-block")) == 10  # the page's executed blocks
+        assert soup.select("div.exec-block div.exec-block") == []
+        assert len(soup.select("p.measured-label")) == 1
+        assert len(soup.select("p.run-label")) == 3  # the source + text-result blocks
+        report_html = _fetch(report_url)
+        assert report_html is not None
+        assert report_html.count("<code>p5-9-1-practice-jax</code>") == 1
+        log = (tmp_path / "serve.log").read_text()
+        assert log.count("Execution report:") >= 3  # three builds in this one process
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log_file.close()
+
+
+# ---------------------------------------------------------------- notebooks
+
+
+def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
+    project = copy_project(tmp_path / "project")
+    notebook = project / "docs" / NOTEBOOK
+    notebook.write_text(notebook.read_text() + "\n# %%\nimport time\n\ntime.sleep(3600)\n")
+    started = time.monotonic()
+    result = mkdocs_build(
+        project / "mkdocs.yml",
+        project / "site",
+        env=copy_env(project) | {"EXECUTION_CELL_TIMEOUT_S": "10"},
+        timeout=300,
+    )
+    assert result.returncode != 0
+    assert f"notebook {NOTEBOOK} failed to execute" in result.stderr
+    assert "p5-9-1-practice-in-jax.py: cell" in result.stderr
+    assert "(import time) did not finish within 10 s" in result.stderr
+    assert time.monotonic() - started < 120
