@@ -351,11 +351,24 @@ class Build:
 
 
 def _without_counts(outputs: list) -> list:
-    """Notebook outputs without their execution counts, which say nothing about the output."""
-    return [
-        [{k: v for k, v in output.items() if k != "execution_count"} for output in cell]
-        for cell in outputs
-    ]
+    """Notebook outputs as the reader sees them: without execution counts, and with a cell's
+    printed text as one stream (the kernel splits it into chunks as the timing falls)."""
+    cells = []
+    for cell in outputs:
+        merged: list[dict] = []
+        for output in cell:
+            output = {k: v for k, v in output.items() if k != "execution_count"}
+            last = merged[-1] if merged else None
+            if (
+                last is not None
+                and output.get("output_type") == last.get("output_type") == "stream"
+                and output.get("name") == last.get("name")
+            ):
+                last["text"] += output.get("text", "")
+            else:
+                merged.append(output)
+        cells.append(merged)
+    return cells
 
 
 def _plain_options(options: dict[str, Any]) -> dict[str, Any]:
