@@ -128,9 +128,9 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def tool_versions() -> str:
+def tool_versions(names: tuple[str, ...] = EXECUTING_TOOLS) -> str:
     versions = []
-    for name in EXECUTING_TOOLS:
+    for name in names:
         try:
             versions.append(f"{name} {importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:

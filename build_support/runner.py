@@ -315,6 +315,44 @@ class Build:
         except Exception as error:
             raise PluginError(f"notebook {src_uri} failed to execute:\n{error}") from error
 
+    def render_notebook_page(self, page, render, config, files, scratch: Path) -> None:
+        """Render the executed notebook with mkdocs-jupyter (``render``), or reuse the page it
+        rendered last time for the same executed notebook and the same plugin options:
+        nbconvert compiles its templates on every call, half a second of every rebuild."""
+        import nbformat
+        from mkdocs.structure.toc import get_toc
+
+        notebook = self.executed_notebook(page.file.src_uri)
+        text = nbformat.writes(notebook)
+        jupyter = config.plugins["mkdocs-jupyter"].config
+        key = key_of(
+            {
+                "notebook": digest(text),
+                "options": digest(cache_module._canonical(dict(jupyter))),
+                "tools": self.environment.tools,
+                "renderer": cache_module.tool_versions(("mkdocs-jupyter", "nbconvert")),
+            }
+        )
+        lookup = self.cache.load(key)
+        if lookup.payload is not None:
+            page.content = lookup.payload["content"]
+            page.toc = get_toc(lookup.payload["toc"])
+            if lookup.payload["title"] is not None:
+                page.title = lookup.payload["title"]
+            return
+        executed = (scratch / page.file.src_uri).with_suffix(".ipynb")
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        executed.write_text(text)
+        source = page.file.abs_src_path
+        page.file.abs_src_path = str(executed)  # read by mkdocs-jupyter's render only
+        try:
+            render(config, files)
+        finally:
+            page.file.abs_src_path = source
+        title = page.title if isinstance(page.title, str) else None
+        stored = {"content": page.content, "toc": [_toc_token(link) for link in page.toc]}
+        self.cache.store(key, stored | {"title": title})
+
     def record_notebook(self, src_uri: str, content: str) -> None:
         run = self.notebook_runs[src_uri]
         notebook = run.result.result()
@@ -348,6 +386,15 @@ class Build:
             Output(run.page, run.block_id, run.output_digest, run.expected_to_change)
             for run in self.runs
         ]
+
+
+def _toc_token(link) -> dict[str, Any]:
+    return {
+        "level": link.level,
+        "id": link.id,
+        "name": link.title,
+        "children": [_toc_token(child) for child in link.children],
+    }
 
 
 def _without_counts(outputs: list) -> list:

@@ -71,18 +71,7 @@ def on_pre_page(page, config, files):
     render = page.render
 
     def render_executed(config, files):
-        import nbformat
-
-        notebook = build.executed_notebook(page.file.src_uri)
-        executed = (_state["scratch"] / page.file.src_uri).with_suffix(".ipynb")
-        executed.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(notebook, executed)
-        source = page.file.abs_src_path
-        page.file.abs_src_path = str(executed)  # read by mkdocs-jupyter's render only
-        try:
-            render(config, files)
-        finally:
-            page.file.abs_src_path = source
+        build.render_notebook_page(page, render, config, files, _state["scratch"])
 
     page.render = render_executed
     return page
