@@ -23,7 +23,6 @@ build) sees the old entry or the new one, never half of one.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -50,7 +49,7 @@ EXECUTING_TOOLS = (
     "numpy",
     "matplotlib",
 )
-JAX_PLUGIN_PREFIXES = ("jax-cuda", "jax_cuda", "jax-rocm", "jax_rocm", "libtpu", "jax-tpu")
+JAX_PLUGIN_PREFIXES = ("jax-cuda", "jax-rocm", "libtpu", "jax-tpu")
 
 _USES_EXAMPLES = re.compile(r"\bexamples\b")
 _USES_JAX = re.compile(r"\b(?:jax|examples)\b")
@@ -96,12 +95,33 @@ def package_files(package: Path | None) -> dict[str, str]:
     return _file_digests(root, sources + recorded)
 
 
-def backend_label() -> str:
+def installed_distributions() -> dict[str, str]:
+    """Normalized name -> version of every distribution on ``sys.path``, read from the names of
+    the ``.dist-info`` folders alone (importlib.metadata reads each one's metadata: 10x slower)."""
+    installed = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info") and "-" in name:
+                distribution, version = name.removesuffix(".dist-info").rsplit("-", 1)
+                installed.setdefault(_normalized(distribution), version)
+    return installed
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def backend_label(installed: dict[str, str] | None = None) -> str:
     """What decides JAX's default backend and devices, read without importing jax."""
+    installed = installed if installed is not None else installed_distributions()
     plugins = sorted(
-        f"{dist.metadata['Name']} {dist.version}"
-        for dist in importlib.metadata.distributions()
-        if (dist.metadata["Name"] or "").lower().startswith(JAX_PLUGIN_PREFIXES)
+        f"{name} {version}"
+        for name, version in installed.items()
+        if name.startswith(JAX_PLUGIN_PREFIXES)
     )
     accelerators = sorted(
         path.name
@@ -128,14 +148,11 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def tool_versions(names: tuple[str, ...] = EXECUTING_TOOLS) -> str:
-    versions = []
-    for name in names:
-        try:
-            versions.append(f"{name} {importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            versions.append(f"{name} absent")
-    return ", ".join(versions)
+def tool_versions(
+    names: tuple[str, ...] = EXECUTING_TOOLS, installed: dict[str, str] | None = None
+) -> str:
+    installed = installed if installed is not None else installed_distributions()
+    return ", ".join(f"{name} {installed.get(_normalized(name), 'absent')}" for name in names)
 
 
 @dataclass(frozen=True)
@@ -148,15 +165,19 @@ class Environment:
     backend: str
     tools: str
 
+    installed: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
     @classmethod
     def read(cls, project_root: Path) -> Environment:
         lock = project_root / "uv.lock"
+        installed = installed_distributions()
         return cls(
             package=package_files(examples_package_dir()),
             lock=digest(lock.read_bytes()) if lock.is_file() else "no uv.lock",
             python=f"{platform.python_implementation()} {sys.version.split()[0]}",
-            backend=backend_label(),
-            tools=tool_versions(),
+            backend=backend_label(installed),
+            tools=tool_versions(installed=installed),
+            installed=installed,
         )
 
     def ingredients(self, code: str, **own: str) -> dict[str, str]:

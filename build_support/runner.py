@@ -330,7 +330,9 @@ class Build:
                 "notebook": digest(text),
                 "options": digest(cache_module._canonical(dict(jupyter))),
                 "tools": self.environment.tools,
-                "renderer": cache_module.tool_versions(("mkdocs-jupyter", "nbconvert")),
+                "renderer": cache_module.tool_versions(
+                    ("mkdocs-jupyter", "nbconvert"), self.environment.installed
+                ),
             }
         )
         lookup = self.cache.load(key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -33,6 +34,27 @@ BUILD_ENV = {
     "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1",
     "OPENBLAS_THREAD_TIMEOUT": "4",
 }
+
+
+_PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "benchmarks/results"]
+_PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml"]
+
+
+def copy_project(destination: Path) -> Path:
+    """A throw-away copy of what a build reads (node_modules linked). Build it with
+    ``copy_env(destination)``: the copy's ``examples`` package first on ``PYTHONPATH``."""
+    for name in _PROJECT_DIRS:
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(ROOT / name, destination / name, ignore=ignore)
+    for name in _PROJECT_FILES:
+        shutil.copy2(ROOT / name, destination / name)
+    (destination / "node_modules").symlink_to(ROOT / "node_modules")
+    return destination
+
+
+def copy_env(project: Path) -> dict[str, str]:
+    """The copy's package first on PYTHONPATH (see STACK-NOTES), and its own cache."""
+    return {"PYTHONPATH": str(project), "EXECUTION_CACHE_DIR": str(project / ".cache/execution")}
 
 
 def mkdocs_build(

@@ -9,7 +9,6 @@ ingredient and reads the Build report: exactly the outputs that depend on it ran
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -22,30 +21,12 @@ import pytest
 from bs4 import BeautifulSoup
 
 from build_support.cache import _CORRUPT, ExecutionCache, _read_checked
-from build_support.site_tools import BUILD_ENV, mkdocs_build
+from build_support.site_tools import BUILD_ENV, copy_env, copy_project, mkdocs_build
 
 from .helpers import ROOT, SECTION_PAGE, page
 
-_COPIED = ["docs", "hooks", "examples", "build_support", "benchmarks/results"]
-_COPIED_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml"]
 NUMPY_BLOCK = "p5-9-1-practice-numpy"  # the manuscript's listing: numpy only, no `examples`
 NOTEBOOK = "notebooks/p5-9-1-practice-in-jax.py"
-
-
-def copy_project(destination: Path) -> Path:
-    for name in _COPIED:
-        shutil.copytree(
-            ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
-        )
-    for name in _COPIED_FILES:
-        shutil.copy2(ROOT / name, destination / name)
-    (destination / "node_modules").symlink_to(ROOT / "node_modules")
-    return destination
-
-
-def copy_env(project: Path) -> dict[str, str]:
-    """The copy's package first on PYTHONPATH (see STACK-NOTES), and its own cache."""
-    return {"PYTHONPATH": str(project), "EXECUTION_CACHE_DIR": str(project / ".cache/execution")}
 
 
 def build(project: Path, site: str = "site", **extra_env: str):
