@@ -275,7 +275,8 @@ class ExecutionCache:
         return payload if isinstance(payload, dict) else None
 
     def remember(self, identity: str, ingredients: dict[str, str]) -> None:
-        _write_checked(self._last_path(identity), ingredients)
+        if self.last_ingredients(identity) != ingredients:  # a read is cheaper than a write
+            _write_checked(self._last_path(identity), ingredients)
 
     def size_bytes(self) -> int:
         return sum(path.stat().st_size for path in self.root.rglob("*.json"))

@@ -34,6 +34,7 @@ def on_config(config):
             "set mkdocs-jupyter's execute to false: hooks/execution.py runs notebooks"
         )
     runner.install_formatters()  # once per process: a serve rebuild finds them in place
+    _state["drift"] = None
     runner.start_build(Path(config.config_file_path).parent)
     return config
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -91,8 +91,16 @@ def every_block(rows) -> set[str]:
 
 
 def test_nothing_changed_reuses_everything_and_a_prose_edit_runs_nothing(project, edit):
-    rows, _ = build(project)
+    rows, site = build(project)
     assert ran(rows) == set()
+    # The reused timing says when and where it was measured, never "on this build".
+    caption = page(site).select_one("p.measured-label").get_text()
+    assert (
+        caption.startswith("Measured on 20")
+        and " UTC on the machine that built it then: " in caption
+    )
+    assert caption.endswith("Reused by this build: nothing it depends on has changed since.")
+    assert "Measured on this build" not in page(site).get_text()
 
     edit(f"docs/{SECTION_PAGE}.md", "The following analogy is the safest one.", "A safe analogy.")
     rows, site = build(project)
@@ -174,20 +182,31 @@ def test_two_builds_at_once_do_not_corrupt_the_cache(tmp_path):
     assert not list((project / ".cache/execution").rglob(".tmp-*"))  # no half-written file
 
 
-def _hammer(root: str, writer: int) -> int:
-    """Store one key 200 times with payloads of changing size; read it back in between."""
-    cache = ExecutionCache(Path(root))
-    corrupt = 0
-    for i in range(200):
-        cache.store("k" * 64, {"writer": writer, "blocks": ["x" * (1000 * (i % 7 + 1))]})
-        corrupt += cache.load("k" * 64).corrupt
-    return corrupt
+_HAMMER = """
+import sys
+from pathlib import Path
+from build_support.cache import ExecutionCache
+cache, corrupt = ExecutionCache(Path(sys.argv[1])), 0
+for i in range(300):  # one key, payloads of changing size, read back in between
+    cache.store("k" * 64, {"writer": sys.argv[2], "blocks": ["x" * (1000 * (i % 7 + 1))]})
+    corrupt += cache.load("k" * 64).corrupt
+print(corrupt)
+"""
 
 
 def test_two_processes_writing_one_entry_never_leave_it_half_written(tmp_path):
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        corrupt = list(pool.map(_hammer, [str(tmp_path)] * 2, [1, 2]))
-    assert corrupt == [0, 0]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _HAMMER, str(tmp_path), str(writer)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for writer in (1, 2)
+    ]
+    outputs = [writer.communicate(timeout=120)[0].strip() for writer in writers]
+    assert [writer.returncode for writer in writers] == [0, 0]
+    assert outputs == ["0", "0"]
     assert not ExecutionCache(tmp_path).load("k" * 64).corrupt
 
 
@@ -298,3 +317,39 @@ def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_pa
     assert "p5-9-1-practice-in-jax.py: cell" in result.stderr
     assert "(import time) did not finish within 10 s" in result.stderr
     assert time.monotonic() - started < 120
+
+
+# ---------------------------------------------------------------- failures
+
+
+@pytest.fixture
+def a_build(tmp_path, monkeypatch):
+    from build_support import runner
+
+    monkeypatch.setenv("EXECUTION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FRESH", raising=False)
+    runner.install_formatters()
+    build = runner.start_build(ROOT)
+    build.page = "page.md"
+    return build
+
+
+def test_a_failing_block_is_never_stored(a_build, monkeypatch):
+    import logging
+
+    from build_support import runner
+
+    def fails(**options):  # as markdown-exec reports a block that raised
+        logging.getLogger("mkdocs.plugins.markdown_exec.formatters").warning("exited with errors")
+        return "<pre>Traceback</pre>"
+
+    monkeypatch.setitem(runner._originals, "python", fails)
+    block = {"code": "raise ValueError", "id": "broken", "extra": {}}
+    for _ in range(2):
+        a_build.format_block("python", dict(block))
+    assert [(run.ran, run.reasons) for run in a_build.runs] == [(True, ["no cache entry"])] * 2
+
+    monkeypatch.setitem(runner._originals, "python", lambda **options: "<p>fine</p>")
+    for _ in range(2):
+        a_build.format_block("python", dict(block))
+    assert [run.ran for run in a_build.runs[2:]] == [True, False]
