@@ -65,7 +65,7 @@ def digest(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _canonical(value: Any) -> str:
+def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
@@ -192,7 +192,7 @@ class Environment:
 
 
 def key_of(ingredients: dict[str, str]) -> str:
-    return digest(_canonical(ingredients))
+    return digest(canonical(ingredients))
 
 
 def why_it_ran(previous: dict[str, str] | None, current: dict[str, str]) -> list[str]:
@@ -294,7 +294,7 @@ def _read_checked(path: Path) -> Any:
     try:
         envelope = json.loads(text)
         payload = envelope["payload"]
-        if envelope["sha256"] != digest(_canonical(payload)):
+        if envelope["sha256"] != digest(canonical(payload)):
             return _CORRUPT
     except (ValueError, KeyError, TypeError):
         return _CORRUPT
@@ -303,7 +303,7 @@ def _read_checked(path: Path) -> Any:
 
 def _write_checked(path: Path, payload: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    envelope = {"sha256": digest(_canonical(payload)), "payload": payload}
+    envelope = {"sha256": digest(canonical(payload)), "payload": payload}
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(handle, "w") as file:

@@ -24,15 +24,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import cache as cache_module
 from . import notebooks
-from .cache import Environment, ExecutionCache, digest, key_of, why_it_ran
+from .cache import (
+    Environment,
+    ExecutionCache,
+    canonical,
+    digest,
+    key_of,
+    tool_versions,
+    why_it_ran,
+)
 from .record import Output
 
-log = logging.getLogger("mkdocs.hooks.execution")
-
 PACKAGE = "examples"
-_LANGUAGES = ("python", "py")
 _HEADING = re.compile(r"<h[1-6][\s>]")
 # A fence that markdown-exec executes in a session: its header line, then its code.
 _SESSION_FENCE = re.compile(
@@ -128,7 +132,7 @@ class Build:
         block_id = options.get("id") or "(no id)"
         own = {
             "source": digest(code),
-            "options": digest(cache_module._canonical(_plain_options(options))),
+            "options": digest(canonical(_plain_options(options))),
         }
         session_name = options.get("session")
         if session_name:
@@ -167,7 +171,7 @@ class Build:
         position = session.position
         session.position += 1
         session.options_seen.append(options)
-        own_digest = digest(cache_module._canonical(own))
+        own_digest = digest(canonical(own))
         timed = (options.get("extra") or {}).get("quiet") == "yes"
         beyond = position >= len(session.codes)  # a block the page's Markdown did not show
 
@@ -328,9 +332,9 @@ class Build:
         key = key_of(
             {
                 "notebook": digest(text),
-                "options": digest(cache_module._canonical(dict(jupyter))),
+                "options": digest(canonical(dict(jupyter))),
                 "tools": self.environment.tools,
-                "renderer": cache_module.tool_versions(
+                "renderer": tool_versions(
                     ("mkdocs-jupyter", "nbconvert"), self.environment.installed
                 ),
             }
@@ -370,7 +374,7 @@ class Build:
                 seconds=run.seconds,
                 ran_on=ran_on,
                 kind="notebook",
-                output_digest=digest(cache_module._canonical(_without_counts(outputs))),
+                output_digest=digest(canonical(_without_counts(outputs))),
             )
         )
 
@@ -462,13 +466,13 @@ def _wrapped(block_id: str, options: dict[str, Any], output: str, run: Run) -> s
     )
 
 
-_USES_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|examples)\b", re.MULTILINE)
+_IMPORTS_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|examples)\b", re.MULTILINE)
 
 
 def where_it_ran(code: str) -> str:
     """A block that imports jax or the course package ran on JAX's default backend; any other
     block ran in plain Python / NumPy on the build machine's CPU."""
-    if _USES_JAX.search(code):
+    if _IMPORTS_JAX.search(code):
         from examples import backend_report  # imported late: `mkdocs serve` reloads examples
 
         return backend_report().label()
