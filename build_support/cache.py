@@ -128,6 +128,13 @@ def backend_label(installed: dict[str, str] | None = None) -> str:
         for pattern in ("nvidia[0-9]*", "kfd", "accel[0-9]*")
         for path in Path("/dev").glob(pattern)
     )
+    # The NVIDIA driver names each GPU's model: a swapped card changes the label.
+    for information in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information")):
+        model = next(
+            (line for line in information.read_text().splitlines() if line.startswith("Model")),
+            "Model: unknown",
+        )
+        accelerators.append(model.split(":", 1)[1].strip())
     parts = {
         "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", ""),
         "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
