@@ -45,7 +45,8 @@ $(CHROMIUM):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
-## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/)
+## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
+## reusing every output whose ingredients did not change: see build_support/cache.py)
 serve: setup
 	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000 --watch examples --watch hooks
 
