@@ -24,6 +24,10 @@ PDFTOTEXT := /usr/bin/pdftotext
 SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
 VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
 
+# FRESH=1 (make build FRESH=1): execute every block and notebook, reusing nothing from the
+# execution cache in .cache/execution/ (the results still refresh it). make publish always does.
+FRESH ?=
+
 .PHONY: setup serve build test lint bench publish print-version clean
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
@@ -60,13 +64,14 @@ $(PDFTOTEXT):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils
 
-## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/)
+## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
+## reusing every output whose ingredients did not change: see build_support/cache.py)
 serve: setup
 	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000 --watch examples --watch hooks
 
-## build: the strict build into site/ (fails on any broken example)
+## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: setup
-	$(BIN)/mkdocs build --strict
+	FRESH=$(FRESH) $(BIN)/mkdocs build --strict
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup $(CHROMIUM) $(JAVA) $(PDFTOTEXT) lint
@@ -80,16 +85,19 @@ lint: setup
 bench: build $(CHROMIUM)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
-## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes)
+## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes),
+## executed fresh, then print which outputs changed since the previous version on gh-pages
 # mike runs `mkdocs` from PATH, so the virtual environment goes first on it.
 MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
 publish: setup
 	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
-	$(MIKE) deploy --update-aliases $(VERSION) latest
+	FRESH=1 PUBLISH_VERSION=$(VERSION) $(MIKE) deploy --update-aliases $(VERSION) latest
 	$(MIKE) set-default latest
+	@$(BIN)/python -m build_support.record $(VERSION)
 
 print-version:
 	@echo $(VERSION)
 
+## clean: remove the built site and every cache (.cache/: the execution cache and others)
 clean:
-	rm -rf site .pytest_cache .ruff_cache .hypothesis
+	rm -rf site .cache .pytest_cache .ruff_cache .hypothesis

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import sync_playwright
 
 # The browser tests' helpers (the editable install puts the repository root on sys.path).
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, built_pages, serve, site_prefix
+from build_support.site_tools import CHROMIUM, CHROMIUM_ARGS, built_pages, serve, site_prefix
 
 SETTLED = "search/search_index.json"  # every page fetches it once Material has started
 

@@ -77,7 +77,7 @@ def latest_recorded(folder: Traversable = RECORDED_DIR, pattern: str = "gpu-*.js
 
 
 def compare_with_recorded(
-    live: Turnaround, recorded: RecordedTurnaround, here: str = "this build"
+    live: Turnaround, recorded: RecordedTurnaround, here: str = "the build machine"
 ) -> list[str]:
     """Sentences that set the live table beside a recorded one, size by size where both ran.
 

@@ -233,5 +233,5 @@ def turnaround_chart(turnaround: Turnaround) -> str:
         axes[0].set_ylabel("time per pass")
         axes[0].legend(loc="upper left", fontsize=9)
         return inline_svg(
-            figure, "Seconds per scoring pass against batch size, measured on this build"
+            figure, "Seconds per scoring pass against batch size, measured on the build machine"
         )

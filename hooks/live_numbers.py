@@ -1,5 +1,9 @@
 """Numbers quoted in the prose come from the code: ``{{ live.name }}`` in a page becomes the
-value ``examples.prose_numbers()`` gives for ``name``. An unknown name fails the build."""
+value ``examples.prose_numbers()`` gives for ``name``. An unknown name fails the build.
+
+The numbers are cached like an executed block (``build_support``): a build whose ``examples``
+package, ``uv.lock`` and backend are unchanged does not import the package (nor JAX) for them.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,18 @@ import re
 _PLACEHOLDER = re.compile(r"\{\{\s*live\.(\w+)\s*\}\}")
 
 
+def _prose_numbers() -> dict[str, str]:
+    from examples import prose_numbers  # imported late: `mkdocs serve` reloads examples
+
+    return {name: str(value) for name, value in prose_numbers().items()}
+
+
 def on_page_markdown(markdown, page, config, files):
     if "live." not in markdown:
         return markdown
-    from examples import prose_numbers  # imported late: `mkdocs serve` reloads examples
+    from build_support.runner import current_build  # loaded by hooks/execution.py
 
-    numbers = prose_numbers()
+    numbers = current_build().cached_value("prose_numbers", _prose_numbers)
 
     def substitute(match: re.Match[str]) -> str:
         name = match[1]
@@ -22,6 +32,6 @@ def on_page_markdown(markdown, page, config, files):
                 f"{page.file.src_uri}: unknown live number {match[0]!r}; "
                 f"examples.prose_numbers() gives {sorted(numbers)}"
             )
-        return str(numbers[name])
+        return numbers[name]
 
     return _PLACEHOLDER.sub(substitute, markdown)

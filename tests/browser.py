@@ -5,31 +5,27 @@ Used by the browser tests and by ``benchmarks/page_weight.py``.
 
 from __future__ import annotations
 
-import functools
 import io
 import os
 import shutil
 import subprocess
 import tarfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from .helpers import ROOT, WHEEL_CACHE
+from build_support.site_tools import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LOCAL_HOST,
+    ROOT,
+    built_pages,
+    serve,
+    site_prefix,
+)
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-LOCAL_HOST = "127.0.0.1"
+from .helpers import WHEEL_CACHE
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "LOCAL_HOST", "built_pages", "serve", "site_prefix"]
+
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
 # Material draws each diagram in a closed shadow root; open it so a test can find the SVG.
@@ -39,34 +35,6 @@ Element.prototype.attachShadow = function (init) {
   return attachShadow.call(this, { ...init, mode: "open" });
 };
 """
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # the tests report what matters themselves
-        pass
-
-
-@contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 from a thread; yield the base URL (ending in /)."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{LOCAL_HOST}:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def site_prefix() -> str:
-    """The path part of ``site_url`` (``""`` or ``course/``): where the site lives on its host."""
-    text = (ROOT / "mkdocs.yml").read_text()
-    site_url = next(line for line in text.splitlines() if line.startswith("site_url:"))
-    path = urlsplit(site_url.split(":", 1)[1].split(" #")[0].strip().strip("'\"")).path.strip("/")
-    return f"{path}/" if path else ""
 
 
 def section_version() -> str:
@@ -90,7 +58,7 @@ def _plain_env() -> dict[str, str]:
 
 _SOURCES = ["Makefile", "mkdocs.yml", "pyproject.toml", "uv.lock", "package.json", "README.md"]
 _SOURCES += ["package-lock.json", ".gitignore", "hatch_build.py", "docs", "hooks", "overrides"]
-_SOURCES += ["examples"]
+_SOURCES += ["examples", "build_support"]
 
 
 def publish_copy(workdir: Path) -> Path:
@@ -108,20 +76,20 @@ def publish_copy(workdir: Path) -> Path:
             shutil.copy2(source, repo / name)  # keeps mtimes: the set-up stamps stay fresh
     for name in (".venv", "node_modules"):
         (repo / name).symlink_to(ROOT / name)
-    env = _plain_env()
-
-    def run(*command: str) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
-        assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
-        return result
-
-    run("git", "init", "-q", "-b", "main")
-    run("git", "add", "-A")
-    run("git", "commit", "-q", "-m", "sources under test")
+    run_in(repo, "git", "init", "-q", "-b", "main")
+    run_in(repo, "git", "add", "-A")
+    run_in(repo, "git", "commit", "-q", "-m", "sources under test")
     # The copy shares the checkout's .venv and node_modules: never set them up from the copy
     # (`uv sync` there would re-point the editable install at the copy).
-    run("make", "-o", ".venv/.synced", "-o", "node_modules/.installed", "publish")
+    run_in(repo, "make", "-o", ".venv/.synced", "-o", "node_modules/.installed", "publish")
     return repo
+
+
+def run_in(repo: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in ``repo`` (git and make as an author would); it must succeed."""
+    result = subprocess.run(command, cwd=repo, env=_plain_env(), capture_output=True, text=True)
+    assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
+    return result
 
 
 def extract_branch(repo: Path, branch: str, destination: Path) -> None:
@@ -132,12 +100,3 @@ def extract_branch(repo: Path, branch: str, destination: Path) -> None:
     destination.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(destination, filter="data")
-
-
-def built_pages(site: Path) -> list[str]:
-    """Every HTML page of a built site, as paths relative to its root (``glossary/``, ...)."""
-    pages = []
-    for html in sorted(site.rglob("*.html")):
-        relative = html.relative_to(site).as_posix()
-        pages.append(relative.removesuffix("index.html"))
-    return pages

@@ -41,3 +41,26 @@ def test_throughput_script_prints_every_section_and_the_target_count():
 
 def test_gpu_check_script_is_valid_bash():
     subprocess.run(["bash", "-n", str(ROOT / "benchmarks" / "gpu_check.sh")], check=True)
+
+
+def test_benchmarks_share_helpers_with_the_tests_through_build_support_only():
+    for script in (ROOT / "benchmarks").glob("*.py"):
+        text = script.read_text()
+        assert "from tests" not in text and "import tests" not in text, script
+
+
+def test_the_build_and_serve_benchmarks_state_their_targets():
+    for script, target in (
+        ("build_time.py", "MAX_NO_CHANGE_RATIO = 3.0"),
+        ("serve_latency.py", "MAX_RATIO = 2.0"),
+    ):
+        result = subprocess.run(
+            [sys.executable, f"benchmarks/{script}", "--help"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert "usage:" in result.stdout
+        assert target in (ROOT / "benchmarks" / script).read_text()

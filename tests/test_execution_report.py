@@ -1,4 +1,4 @@
-"""hooks/execution_report.py: every executed block and notebook is timed, logged and published."""
+"""hooks/execution.py: every executed block and notebook is timed, logged and published."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ def test_the_report_lists_every_executed_block_of_the_section_page(built_site):
     for row in rows:
         assert float(row["Seconds"]) >= 0
         assert row["Ran on"].startswith("computed on ")
+        # The tests' builds run fresh, as CI's and make publish's do: nothing is reused.
+        assert (row["Outcome"], row["Why it ran"]) == ("ran", "FRESH=1")
 
 
 def test_every_exec_block_has_an_id_and_is_reported_once(built_site):
@@ -52,13 +54,17 @@ def test_the_build_log_ends_with_the_summary(built_site, build_log):
     assert f"Executed {SECTION_PAGE}.md p5-9-1-practice-jax:" in build_log
     blocks = sum(not row["Page"].startswith("notebooks/") for row in rows)
     summary = re.search(
-        r"Execution report: (\d+) blocks and (\d+) notebooks? .* ([\d.]+) s", build_log
+        r"Execution report: (\d+) blocks and (\d+) notebooks?: (\d+) ran, (\d+) reused; "
+        r"executed in ([\d.]+) s",
+        build_log,
     )
     assert summary is not None, build_log
     assert int(summary[1]) == blocks
     assert int(summary[2]) == len(rows) - blocks
+    assert int(summary[3]) == sum(row["Outcome"] == "ran" for row in rows)
+    assert int(summary[4]) == sum(row["Outcome"] == "reused" for row in rows)
     shown = sum(float(row["Seconds"]) for row in rows)
-    assert abs(float(summary[3]) - shown) < 0.01 * len(rows) + 0.01
+    assert abs(float(summary[5]) - shown) < 0.01 * len(rows) + 0.01
 
 
 def _all_markdown() -> str:

@@ -12,6 +12,15 @@ from examples import BATCH, WEIGHTS, prose_numbers
 from .helpers import ROOT, SECTION_PAGE, page
 
 
+@pytest.fixture(autouse=True)
+def a_build(tmp_path, monkeypatch):
+    """The hook reads the numbers through the build's execution cache (a throw-away one)."""
+    from build_support import runner
+
+    monkeypatch.setenv("EXECUTION_CACHE_DIR", str(tmp_path / "cache"))
+    return runner.start_build(ROOT)
+
+
 def load_hook():
     spec = importlib.util.spec_from_file_location("live_numbers", ROOT / "hooks/live_numbers.py")
     module = importlib.util.module_from_spec(spec)

@@ -58,10 +58,10 @@ def test_comparison_takes_the_smallest_and_largest_size_both_tables_have():
         datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
     )
     assert compare_with_recorded(TABLE, there) == [
-        "At 4 rows of 3 features, `score_batch` took 50.0 µs on the Test GPU and 10.0 µs on this "
-        "build: 5.0\N{MULTIPLICATION SIGN} slower there.",
+        "At 4 rows of 3 features, `score_batch` took 50.0 µs on the Test GPU and 10.0 µs on the "
+        "build machine: 5.0\N{MULTIPLICATION SIGN} slower there.",
         "At 4,000,000 rows of 3 features, `score_batch` took 100 µs on the Test GPU and 2.00 ms on "
-        "this build: 20\N{MULTIPLICATION SIGN} faster there.",
+        "the build machine: 20\N{MULTIPLICATION SIGN} faster there.",
     ]  # 16 features: not in the recording, so not compared
 
 

@@ -1,4 +1,5 @@
-"""The reload hook: after it runs, an edit to the package shows at the next import."""
+"""Re-importing ``examples`` at each build: after it, an edit to the package shows at the next
+import (``mkdocs serve``). Done by hooks/execution.py with ``build_support.runner``."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from build_support import runner
+
 from .helpers import ROOT
 
-_spec = importlib.util.spec_from_file_location("reload_examples", ROOT / "hooks/reload_examples.py")
-reload_examples = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(reload_examples)
+_spec = importlib.util.spec_from_file_location("execution_hook", ROOT / "hooks/execution.py")
+execution_hook = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(execution_hook)
 
 
 @pytest.fixture
@@ -25,7 +28,7 @@ def real_package_restored():
         if name == "examples" or name.startswith("examples.")
     }
     yield
-    reload_examples.drop_examples_modules()
+    runner.drop_examples_modules()
     sys.modules.update(saved)
 
 
@@ -38,7 +41,7 @@ def edited_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_package
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "scoring.py").write_text("VERSION = 'before the edit'\n")
-    reload_examples.drop_examples_modules()
+    runner.drop_examples_modules()
     importlib.invalidate_caches()
     return package
 
@@ -48,13 +51,13 @@ def test_an_edit_shows_only_after_the_hook(edited_package):
     (edited_package / "scoring.py").write_text("VERSION = 'after the edit'\n")
     assert importlib.import_module("examples.scoring").VERSION == "before the edit"  # cached
 
-    reload_examples.on_pre_build(config={})
+    execution_hook.on_pre_build(config={})
     assert importlib.import_module("examples.scoring").VERSION == "after the edit"
 
 
 def test_the_hook_drops_the_package_and_its_submodules_only(real_package_restored):
     importlib.import_module("examples.scoring")
-    dropped = reload_examples.drop_examples_modules()
+    dropped = runner.drop_examples_modules()
     assert "examples" in dropped
     assert "examples.scoring" in dropped
     assert all(name == "examples" or name.startswith("examples.") for name in dropped)
@@ -64,4 +67,4 @@ def test_the_hook_drops_the_package_and_its_submodules_only(real_package_restore
 
 def test_mkdocs_runs_the_hook():
     config = (ROOT / "mkdocs.yml").read_text()
-    assert "- hooks/reload_examples.py" in config
+    assert "- hooks/execution.py" in config

@@ -30,13 +30,13 @@ def test_sections_sit_before_the_checklist(built_site):
     headings = [h.get("id") for h in page(built_site).select("h2")]
     position = headings.index("checklist")
     assert headings[position - 2 : position] == [
-        "experiment-turnaround-measured-on-this-build",
+        "experiment-turnaround-measured-on-the-build-machine",
         "the-same-batch-across-every-device",
     ]
 
 
 def test_turnaround_table_has_every_size_and_its_label(built_site):
-    section = section_after(page(built_site), "experiment-turnaround-measured-on-this-build")
+    section = section_after(page(built_site), "experiment-turnaround-measured-on-the-build-machine")
     text = "\n".join(element.get_text() for element in section)
     assert f"Measured on this build: {machine_label()}" in text
     tables = [table for element in section for table in element.find_all("table", recursive=True)]
@@ -51,17 +51,17 @@ def test_turnaround_table_has_every_size_and_its_label(built_site):
 
 def test_the_gpu_recording_follows_the_live_table_under_its_own_heading(built_site):
     headings = [(h.name, h.get("id")) for h in page(built_site).select("h2, h3")]
-    position = headings.index(("h2", "experiment-turnaround-measured-on-this-build"))
+    position = headings.index(("h2", "experiment-turnaround-measured-on-the-build-machine"))
     assert headings[position + 1] == ("h3", "the-same-table-recorded-on-a-gpu")
 
 
 def test_turnaround_chart_and_findings(built_site):
-    section = section_after(page(built_site), "experiment-turnaround-measured-on-this-build")
+    section = section_after(page(built_site), "experiment-turnaround-measured-on-the-build-machine")
     html = "".join(str(element) for element in section)
     assert 'class="course-chart"' in html and "<svg" in html
     text = "\n".join(element.get_text() for element in section)
     assert "Every new batch shape compiled score_batch again" in text
-    cost = re.search(r"Measuring the whole table took ([\d.]+) s of this build", text)
+    cost = re.search(r"Measuring the whole table took ([\d.]+) s", text)
     assert cost is not None
 
 

@@ -1,0 +1,322 @@
+"""The execution cache: what an output depends on, and entries that are checked when read.
+
+An entry is reused only when every ingredient of its key is the same as when it was stored:
+
+- the code (a block's source and options; for a session, every block of the session);
+- for code that uses the ``examples`` package: each of the package's files, its sources and
+  the recordings it reads (``examples/recordings/``) alike;
+- ``uv.lock``, the Python version, and the versions of the tools that execute the code;
+- for code that uses ``jax`` or ``examples``: a label of the backend JAX would pick.
+
+The backend label is read without importing jax (that costs about a second, more than a whole
+build with nothing to run): ``JAX_PLATFORMS`` and ``XLA_FLAGS`` (which can force a platform or
+a number of CPU devices), the installed JAX plugin distributions (``jax-cuda12-plugin``,
+``libtpu``, ...: what JAX can pick from), the accelerators the OS shows (NVIDIA and AMD device
+files, ``CUDA_VISIBLE_DEVICES``) and the CPU. JAX picks its default backend from exactly these.
+
+Entries are JSON files under ``.cache/execution/`` (``EXECUTION_CACHE_DIR`` elsewhere), each
+holding its payload's SHA-256: a truncated or edited entry fails the check and is run again.
+Writes go to a temporary file in the same folder, then ``os.replace``: a reader (or a second
+build) sees the old entry or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CACHE_DIR_ENV = "EXECUTION_CACHE_DIR"
+FRESH_ENV = "FRESH"
+"""``FRESH=1`` (``make build FRESH=1``): run everything; the results still refresh the cache."""
+
+EXECUTING_TOOLS = (
+    "markdown-exec",
+    "mkdocs-jupyter",
+    "nbclient",
+    "ipykernel",
+    "jupytext",
+    "jax",
+    "jaxlib",
+    "numpy",
+    "matplotlib",
+)
+JAX_PLUGIN_PREFIXES = ("jax-cuda", "jax-rocm", "libtpu", "jax-tpu")
+
+_USES_EXAMPLES = re.compile(r"\bexamples\b")
+_USES_JAX = re.compile(r"\b(?:jax|examples)\b")
+
+
+def fresh() -> bool:
+    return os.environ.get(FRESH_ENV, "") not in ("", "0")
+
+
+def digest(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode()
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+# ---------------------------------------------------------------- ingredients
+
+
+def examples_package_dir() -> Path | None:
+    """The folder of the ``examples`` package Python would import (found, not imported)."""
+    spec = importlib.util.find_spec("examples")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _file_digests(root: Path, paths: list[Path]) -> dict[str, str]:
+    return {path.relative_to(root).as_posix(): digest(path.read_bytes()) for path in sorted(paths)}
+
+
+def package_files(package: Path | None) -> dict[str, str]:
+    """``examples/data.py`` -> digest, for every file of the package: its sources and the
+    recordings it ships and reads (``examples/recordings/``)."""
+    if package is None:
+        return {"examples": "not found"}
+    root = package.parent
+    files = [
+        path for path in package.rglob("*") if path.is_file() and "__pycache__" not in path.parts
+    ]
+    return _file_digests(root, files)
+
+
+def installed_distributions() -> dict[str, str]:
+    """Normalized name -> version of every distribution on ``sys.path``, read from the names of
+    the ``.dist-info`` folders alone (importlib.metadata reads each one's metadata: 10x slower)."""
+    installed = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info") and "-" in name:
+                distribution, version = name.removesuffix(".dist-info").rsplit("-", 1)
+                installed.setdefault(_normalized(distribution), version)
+    return installed
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def backend_label(installed: dict[str, str] | None = None) -> str:
+    """What decides JAX's default backend and devices, read without importing jax."""
+    installed = installed if installed is not None else installed_distributions()
+    plugins = sorted(
+        f"{name} {version}"
+        for name, version in installed.items()
+        if name.startswith(JAX_PLUGIN_PREFIXES)
+    )
+    accelerators = sorted(
+        path.name
+        for pattern in ("nvidia[0-9]*", "kfd", "accel[0-9]*")
+        for path in Path("/dev").glob(pattern)
+    )
+    # The NVIDIA driver names each GPU's model: a swapped card changes the label.
+    for information in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information")):
+        model = next(
+            (line for line in information.read_text().splitlines() if line.startswith("Model")),
+            "Model: unknown",
+        )
+        accelerators.append(model.split(":", 1)[1].strip())
+    parts = {
+        "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", ""),
+        "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
+        "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)"),
+        "jax plugins": ", ".join(plugins) or "none",
+        "accelerators": ", ".join(accelerators) or "none",
+        "cpu": f"{_cpu_model()} x {os.cpu_count()}",
+    }
+    return "; ".join(f"{name}={value}" for name, value in parts.items())
+
+
+def _cpu_model() -> str:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def tool_versions(
+    names: tuple[str, ...] = EXECUTING_TOOLS, installed: dict[str, str] | None = None
+) -> str:
+    installed = installed if installed is not None else installed_distributions()
+    return ", ".join(f"{name} {installed.get(_normalized(name), 'absent')}" for name in names)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The ingredients shared by every key of one build, read once at its start."""
+
+    package: dict[str, str]
+    lock: str
+    python: str
+    backend: str
+    tools: str
+
+    installed: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def read(cls, project_root: Path) -> Environment:
+        lock = project_root / "uv.lock"
+        installed = installed_distributions()
+        return cls(
+            package=package_files(examples_package_dir()),
+            lock=digest(lock.read_bytes()) if lock.is_file() else "no uv.lock",
+            python=f"{platform.python_implementation()} {sys.version.split()[0]}",
+            backend=backend_label(installed),
+            tools=tool_versions(installed=installed),
+            installed=installed,
+        )
+
+    def ingredients(self, code: str, **own: str) -> dict[str, str]:
+        """The key's ingredients for ``code`` (all the code of one cache entry)."""
+        ingredients = dict(own)
+        ingredients |= {"uv.lock": self.lock, "python": self.python, "tools": self.tools}
+        if _USES_EXAMPLES.search(code):
+            ingredients |= self.package
+        if _USES_JAX.search(code):
+            ingredients["backend"] = self.backend
+        return ingredients
+
+
+def key_of(ingredients: dict[str, str]) -> str:
+    return digest(canonical(ingredients))
+
+
+def why_it_ran(previous: dict[str, str] | None, current: dict[str, str]) -> list[str]:
+    """What changed since the last time this output was stored, in words."""
+    if previous is None:
+        return ["no cache entry"]
+    names = sorted(set(previous) | set(current), key=_reason_order)
+    changed = [name for name in names if previous.get(name) != current.get(name)]
+    if not changed:
+        return ["no cache entry"]
+    return [_reason(name, previous.get(name), current.get(name)) for name in changed]
+
+
+def _reason_order(name: str) -> tuple[int, str]:
+    return (0 if "/" in name or name == "examples" else 1, name)
+
+
+def _reason(name: str, before: str | None, after: str | None) -> str:
+    if "/" in name:
+        if before is None:
+            return f"`{name}` added"
+        return f"`{name}` removed" if after is None else f"`{name}` changed"
+    if name == "backend":
+        return f"backend changed ({after})"
+    if name == "python":
+        return f"Python changed ({before} -> {after})"
+    words = {
+        "tools": "tool versions changed",
+        "source": "its source changed",
+        "options": "its options changed",
+        "session": "a block of its session changed",
+        "kernel": "the notebook's kernel changed",
+    }
+    return words.get(name, f"{name} changed")
+
+
+# ---------------------------------------------------------------- storage
+
+
+@dataclass
+class Lookup:
+    payload: dict[str, Any] | None
+    corrupt: bool = False
+
+
+@dataclass
+class ExecutionCache:
+    root: Path
+    read_enabled: bool = True
+    corrupt_found: list[str] = field(default_factory=list)
+
+    @classmethod
+    def for_project(cls, project_root: Path) -> ExecutionCache:
+        root = Path(os.environ.get(CACHE_DIR_ENV) or project_root / ".cache" / "execution")
+        return cls(root=root, read_enabled=not fresh())
+
+    def _entry_path(self, key: str) -> Path:
+        return self.root / "entries" / key[:2] / f"{key}.json"
+
+    def _last_path(self, identity: str) -> Path:
+        return self.root / "last" / f"{digest(identity)[:32]}.json"
+
+    def load(self, key: str) -> Lookup:
+        if not self.read_enabled:
+            return Lookup(None)
+        payload = _read_checked(self._entry_path(key))
+        if payload is _CORRUPT:
+            self.corrupt_found.append(key)
+            return Lookup(None, corrupt=True)
+        if payload is not None and payload.get("key") != key:
+            return Lookup(None, corrupt=True)
+        return Lookup(payload)
+
+    def store(self, key: str, payload: dict[str, Any]) -> None:
+        _write_checked(self._entry_path(key), {**payload, "key": key})
+
+    def last_ingredients(self, identity: str) -> dict[str, str] | None:
+        """The ingredients this output (page + block) had the last time it was stored."""
+        payload = _read_checked(self._last_path(identity))
+        return payload if isinstance(payload, dict) else None
+
+    def remember(self, identity: str, ingredients: dict[str, str]) -> None:
+        if self.last_ingredients(identity) != ingredients:  # a read is cheaper than a write
+            _write_checked(self._last_path(identity), ingredients)
+
+    def size_bytes(self) -> int:
+        return sum(path.stat().st_size for path in self.root.rglob("*.json"))
+
+
+_CORRUPT = object()
+
+
+def _read_checked(path: Path) -> Any:
+    """The payload stored at ``path``; None when absent; ``_CORRUPT`` when it fails its check."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    try:
+        envelope = json.loads(text)
+        payload = envelope["payload"]
+        if envelope["sha256"] != digest(canonical(payload)):
+            return _CORRUPT
+    except (ValueError, KeyError, TypeError):
+        return _CORRUPT
+    return payload
+
+
+def _write_checked(path: Path, payload: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    envelope = {"sha256": digest(canonical(payload)), "payload": payload}
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w") as file:
+            json.dump(envelope, file)
+        os.replace(temporary, path)  # atomic: readers see the old entry or the new one
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

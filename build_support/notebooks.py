@@ -1,0 +1,124 @@
+"""Notebooks run in the background from the start of the build, or come from the cache.
+
+mkdocs-jupyter could execute a notebook itself, but only while it renders the notebook's page:
+the kernel's start, its imports and the cells would then add their seconds to the build one
+after another. Here each notebook runs with nbclient in a thread from the start of the build,
+in a kernel process of its own, while the other pages render; mkdocs-jupyter (``execute:
+false``) then renders the executed copy. A notebook whose key is in the cache is not run.
+
+- A failing cell fails the build, naming the notebook and the cell (``allow_errors`` off).
+- A cell that runs longer than ``CELL_TIMEOUT_S`` fails the build the same way, long before
+  any outer timeout would stop the build without a word.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CELL_TIMEOUT_ENV = "EXECUTION_CELL_TIMEOUT_S"
+CELL_TIMEOUT_S = 60
+"""No cell of this course takes more than a few seconds; a hang fails after a minute."""
+
+_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
+
+
+class NotebookError(Exception):
+    """A cell failed or did not finish: the message names the notebook and the cell."""
+
+
+def cell_timeout_s() -> float:
+    return float(os.environ.get(CELL_TIMEOUT_ENV) or CELL_TIMEOUT_S)
+
+
+@dataclass
+class NotebookRun:
+    src_uri: str
+    result: Future  # the executed notebook, or the error that stopped it
+    # Set once the last cell has run (or a cell failed): the kernel is then only shutting
+    # down, which takes little CPU, so timed blocks need not wait for it.
+    cells_done: threading.Event = field(default_factory=threading.Event)
+    ran: bool = True
+    reasons: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _cell_name(cell, number: int) -> str:
+    first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
+    return f"cell {number} ({first_line.strip()[:60]})"
+
+
+def execute_notebook(
+    path: Path,
+    kernel_name: str,
+    cells_done: threading.Event,
+    name: str | None = None,
+    timeout_s: float | None = None,
+):
+    """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder.
+
+    Returns ``(executed notebook, seconds)``; raises ``NotebookError`` naming the cell that
+    failed or hung (cells are numbered from 1, code and text alike, as Jupyter shows them).
+    """
+    import jupytext  # imported here: a build whose notebooks are all cached never needs them
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+    name = name or path.name
+    timeout_s = timeout_s or cell_timeout_s()
+    started = time.perf_counter()
+    notebook = jupytext.read(path)
+    code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+    current = {"index": 0}
+
+    def on_cell_start(cell, cell_index):
+        current["index"] = cell_index
+
+    def on_cell_executed(cell, cell_index, execute_reply):
+        if cell_index == code_cells[-1]:
+            cells_done.set()
+
+    try:
+        NotebookClient(
+            notebook,
+            kernel_name=kernel_name,
+            timeout=timeout_s,
+            allow_errors=False,
+            resources={"metadata": {"path": str(path.parent)}},
+            on_cell_start=on_cell_start,
+            on_cell_executed=on_cell_executed,
+        ).execute()
+    except CellTimeoutError as error:
+        index = current["index"]
+        cell = _cell_name(notebook.cells[index], index + 1)
+        raise NotebookError(f"{name}: {cell} did not finish within {timeout_s:g} s") from error
+    except CellExecutionError as error:
+        index = current["index"]
+        cell = _cell_name(notebook.cells[index], index + 1)
+        raise NotebookError(f"{name}: {cell} failed:\n{error}") from error
+    finally:
+        cells_done.set()
+    return notebook, time.perf_counter() - started
+
+
+def start(path: Path, kernel_name: str, run: NotebookRun, on_success) -> None:
+    """Execute in the background; ``on_success(notebook, seconds)`` runs in that thread."""
+
+    def execute():
+        notebook, seconds = execute_notebook(path, kernel_name, run.cells_done, run.src_uri)
+        run.seconds = seconds
+        on_success(notebook, seconds)
+        return notebook
+
+    run.result = _executor.submit(execute)
+
+
+def done(run: NotebookRun, notebook) -> None:
+    """A run that needs no kernel: the notebook came from the cache."""
+    run.result = Future()
+    run.result.set_result(notebook)
+    run.cells_done.set()

@@ -1,0 +1,128 @@
+"""What each build executed, and which outputs changed since the previously published version.
+
+Every build writes ``execution-record.json`` into the site: one line per executed output with
+its page, block id, the SHA-256 of the output and whether the output is expected to change
+from build to build (timings). ``make publish`` (mike) publishes it with the version, so the
+next ``make publish`` compares its outputs with the previous version's, read from the local
+``gh-pages`` branch: a dependency bump that changes a printed output shows up by name.
+
+    python -m build_support.record VERSION   # print the changes recorded in VERSION on gh-pages
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+RECORD_FILE = "execution-record.json"
+PUBLISH_VERSION_ENV = "PUBLISH_VERSION"
+"""Set by ``make publish`` to the version it deploys: the build compares with the one before."""
+BRANCH = "gh-pages"
+
+
+@dataclass(frozen=True)
+class Output:
+    page: str
+    block_id: str
+    digest: str
+    expected_to_change: bool
+
+
+@dataclass
+class Drift:
+    compared_with: str | None  # the previous version, or None when there is none
+    changed: list[Output] = field(default_factory=list)
+    expected: list[Output] = field(default_factory=list)  # changed, as timings do
+    added: list[Output] = field(default_factory=list)
+    removed: list[Output] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        if self.compared_with is None:
+            return ["no previous version on gh-pages to compare with"]
+        since = f"since {self.compared_with}"
+        lines = [f"changed {since}: {o.page} {o.block_id}" for o in self.changed]
+        lines += [
+            f"changed {since} (expected: timings): {o.page} {o.block_id}" for o in self.expected
+        ]
+        lines += [f"new {since}: {o.page} {o.block_id}" for o in self.added]
+        lines += [f"gone {since}: {o.page} {o.block_id}" for o in self.removed]
+        if not self.changed and not self.added and not self.removed:
+            lines.insert(0, f"no output changed {since} apart from those expected to change")
+        return lines
+
+
+def compare(previous: list[Output], current: list[Output], compared_with: str | None) -> Drift:
+    drift = Drift(compared_with)
+    if compared_with is None:
+        return drift
+    before = {(o.page, o.block_id): o for o in previous}
+    now = {(o.page, o.block_id): o for o in current}
+    for identity, output in now.items():
+        old = before.get(identity)
+        if old is None:
+            drift.added.append(output)
+        elif old.digest != output.digest:
+            (drift.expected if output.expected_to_change else drift.changed).append(output)
+    drift.removed = [output for identity, output in before.items() if identity not in now]
+    return drift
+
+
+def write(site_dir: Path, version: str, outputs: list[Output], drift: Drift) -> Path:
+    path = site_dir / RECORD_FILE
+    record = {
+        "version": version,
+        "compared_with": drift.compared_with,
+        "changes": drift.lines(),
+        "outputs": [asdict(output) for output in outputs],
+    }
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path
+
+
+def _git_show(repo: Path, path: str) -> str | None:
+    result = subprocess.run(
+        ["git", "show", f"{BRANCH}:{path}"], cwd=repo, capture_output=True, text=True
+    )
+    return result.stdout if result.returncode == 0 else None
+
+
+def previous_version(repo: Path, version: str) -> str | None:
+    """The newest version on gh-pages other than ``version`` (or ``version`` itself when it is
+    the only one: a redeploy compares with what it replaces)."""
+    listing = _git_show(repo, "versions.json")
+    if listing is None:
+        return None
+    versions = [entry["version"] for entry in json.loads(listing)]
+    others = [v for v in versions if v != version]
+    if others:
+        return others[0]  # mike lists the newest first
+    return version if version in versions else None
+
+
+def previous_outputs(repo: Path, version: str) -> tuple[str | None, list[Output]]:
+    previous = previous_version(repo, version)
+    if previous is None:
+        return None, []
+    text = _git_show(repo, f"{previous}/{RECORD_FILE}")
+    if text is None:
+        return None, []
+    return previous, [Output(**output) for output in json.loads(text)["outputs"]]
+
+
+def main(argv: list[str]) -> int:
+    """Print the changes recorded in ``VERSION``'s record on gh-pages (after make publish)."""
+    (version,) = argv
+    text = _git_show(Path.cwd(), f"{version}/{RECORD_FILE}")
+    if text is None:
+        print(f"no {RECORD_FILE} in {BRANCH}:{version}/", file=sys.stderr)
+        return 1
+    for line in json.loads(text)["changes"]:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

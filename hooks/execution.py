@@ -1,0 +1,145 @@
+"""The one hook for execution: maps MkDocs' events onto ``build_support`` (runner, cache,
+notebooks, record, report). Every ``python exec`` block and every notebook is run or reused by
+``build_support.runner``; nothing else wraps markdown-exec's formatters, so no hook order
+matters. See ``build_support/`` for what each part does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
+
+from build_support import record, report, runner
+
+log = logging.getLogger("mkdocs.hooks.execution")
+
+_state: dict[str, object] = {"drift": None, "scratch": None}
+
+
+def on_config(config):
+    jupyter = config.plugins["mkdocs-jupyter"]
+    if jupyter.config["execute"]:
+        raise PluginError(
+            "set mkdocs-jupyter's execute to false: hooks/execution.py runs notebooks"
+        )
+    runner.install_formatters()  # once per process: a serve rebuild finds them in place
+    _state["drift"] = None
+    runner.start_build(Path(config.config_file_path).parent)
+    return config
+
+
+def on_pre_build(config):
+    runner.drop_examples_modules()  # `mkdocs serve`: the next import reads examples/ afresh
+
+
+def on_files(files, config):
+    files.append(File.generated(config, report.REPORT_PAGE, content=report.REPORT_MARKDOWN))
+    jupyter = config.plugins["mkdocs-jupyter"]
+    pages = [
+        (file.src_uri, Path(file.abs_src_path))
+        for file in files.documentation_pages()
+        if jupyter.should_include(file)
+    ]
+    _state["scratch"] = Path(tempfile.mkdtemp(prefix="notebooks-"))
+    runner.current_build().start_notebooks(pages, jupyter.config["kernel_name"])
+    return files
+
+
+def on_page_markdown(markdown, page, config, files):
+    build = runner.current_build()
+    build.page = page.file.src_uri
+    build.read_sessions(page.file.src_uri, markdown)
+    return markdown
+
+
+def on_pre_page(page, config, files):
+    # After mkdocs-jupyter's on_pre_page (hooks run after plugins), which set page.render:
+    # mkdocs-jupyter renders the executed copy instead of the source.
+    build = runner.current_build()
+    if page.file.src_uri not in build.notebook_runs:
+        return page
+    render = page.render
+
+    def render_executed(config, files):
+        build.render_notebook_page(page, render, config, files, _state["scratch"])
+
+    page.render = render_executed
+    return page
+
+
+def on_page_content(content, page, config, files):
+    build = runner.current_build()
+    if page.file.src_uri in build.notebook_runs:
+        build.record_notebook(page.file.src_uri, content)
+    return content
+
+
+def on_post_page(output, page, config):
+    # Pages are written after every page has been rendered: every run is recorded by now.
+    if page.file.src_uri != report.REPORT_PAGE:
+        return output
+    build = runner.current_build()
+    _state["drift"] = _drift(build, Path(config.config_file_path).parent)
+    return output.replace(report.TABLE_SLOT, report.table(build.runs, _state["drift"]))
+
+
+def _drift(build, project_root: Path):
+    version = os.environ.get(record.PUBLISH_VERSION_ENV)
+    if not version:
+        return None  # only `make publish` compares with the previous version
+    previous, outputs = record.previous_outputs(project_root, version)
+    return record.compare(outputs, build.outputs(), previous)
+
+
+def on_post_build(config):
+    build = runner.current_build()
+    _finish(build)
+    drift = _state["drift"] or record.Drift(None)
+    record.write(
+        Path(config.site_dir),
+        os.environ.get(record.PUBLISH_VERSION_ENV, ""),
+        build.outputs(),
+        drift,
+    )
+    for run in build.runs:
+        outcome = "ran" if run.ran else "reused"
+        why = f" ({'; '.join(run.reasons)})" if run.ran else ""
+        log.info(
+            "Executed %s %s: %s%s, %.2f s, %s",
+            run.page,
+            run.block_id,
+            outcome,
+            why,
+            run.seconds,
+            run.ran_on,
+        )
+    if _state["drift"] is not None:
+        for line in drift.lines():
+            log.info(line)
+    log.info("Execution report: %s", report.totals(build.runs))
+
+
+def on_build_error(error):
+    try:
+        build = runner.current_build()
+    except RuntimeError:
+        return  # failed before the build started
+    _finish(build)
+
+
+def _finish(build):
+    build.finish_notebooks()
+    if _state["scratch"] is not None:
+        shutil.rmtree(_state["scratch"], ignore_errors=True)
+        _state["scratch"] = None

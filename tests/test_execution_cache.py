@@ -1,0 +1,376 @@
+"""The execution cache never serves a stale output (build_support/cache.py, runner.py).
+
+Every build here runs in a throw-away copy of the project (docs, hooks, the ``examples``
+package, build_support, uv.lock), first on ``PYTHONPATH`` so that the copy's package is the
+one imported, with the cache in the copy's own ``.cache/execution``. Each test changes one
+ingredient and reads the Build report: exactly the outputs that depend on it ran again.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from build_support.cache import _CORRUPT, ExecutionCache, _read_checked
+from build_support.site_tools import BUILD_ENV, copy_env, copy_project, mkdocs_build
+
+from .browser import _plain_env
+from .helpers import ROOT, SECTION_PAGE, page
+from .test_execution_report import EXEC_FENCE
+
+NUMPY_BLOCK = "p5-9-1-practice-numpy"  # the manuscript's listing: numpy only, no `examples`
+NOTEBOOK = "notebooks/p5-9-1-practice-in-jax.py"
+
+
+def build(project: Path, site: str = "site", **extra_env: str):
+    """A strict, cache-using build of the copy; returns {block id: (outcome, why)} and the site."""
+    env = copy_env(project) | extra_env
+    site_dir = project / site
+    result = mkdocs_build(
+        project / "mkdocs.yml",
+        site_dir,
+        fresh=False,
+        cache_dir=project / ".cache/execution",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-5000:]
+    return report(site_dir), site_dir
+
+
+def report(site_dir: Path) -> dict[str, tuple[str, str]]:
+    table = page(site_dir, "build-report").select_one("table.build-report")
+    rows = {}
+    for row in table.select("tbody tr"):
+        cells = [td.get_text() for td in row("td")]
+        rows[cells[1]] = (cells[2], cells[3])
+    return rows
+
+
+def ran(rows) -> set[str]:
+    return {block for block, (outcome, _) in rows.items() if outcome == "ran"}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    """A copy whose cache holds every output (one cold build)."""
+    project = copy_project(tmp_path_factory.mktemp("project"))
+    rows, _ = build(project)
+    assert all(outcome == "ran" for outcome, _ in rows.values())
+    assert {why for _, why in rows.values()} == {"no cache entry"}
+    return project
+
+
+@pytest.fixture
+def edit(project):
+    """Change a file of the copy for one test; it is put back afterwards."""
+    saved: dict[Path, str] = {}
+
+    def change(relative: str, old: str, new: str) -> None:
+        path = project / relative
+        text = saved.setdefault(path, path.read_text())
+        assert old in text, f"{old!r} not in {relative}"
+        path.write_text(text.replace(old, new, 1))
+
+    yield change
+    for path, text in saved.items():
+        path.write_text(text)
+    if saved:  # back to the cached state: every output reused, the last ingredients restored
+        rows, _ = build(project)
+        assert ran(rows) == set()
+
+
+def every_block(rows) -> set[str]:
+    return set(rows)
+
+
+def test_nothing_changed_reuses_everything_and_a_prose_edit_runs_nothing(project, edit):
+    rows, site = build(project)
+    assert ran(rows) == set()
+    # The reused timing says when and where it was measured, never "on this build".
+    caption = page(site).select_one("p.measured-label").get_text()
+    assert (
+        caption.startswith("Measured on 20")
+        and " UTC on the machine that built it then: " in caption
+    )
+    assert caption.endswith("Reused by this build: nothing it depends on has changed since.")
+    assert "Measured on this build" not in page(site).get_text()
+
+    edit(f"docs/{SECTION_PAGE}.md", "The following analogy is the safest one.", "A safe analogy.")
+    rows, site = build(project)
+    assert ran(rows) == set()
+    assert "A safe analogy." in page(site).get_text()  # the prose edit shows; outputs reused
+
+
+def test_a_weight_in_examples_data_reruns_exactly_the_blocks_that_use_examples(project, edit):
+    snippet = ROOT / "docs/snippets" / SECTION_PAGE / "practice_numpy.py"
+    assert "examples" not in snippet.read_text()  # why the numpy block does not depend on it
+
+    edit(
+        "examples/data.py",
+        "WEIGHTS: tuple[float, ...] = (0.4, 0.8, -0.3)",
+        "WEIGHTS = (0.5, 0.8, -0.3)",
+    )
+    rows, site = build(project)
+    assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
+    assert {rows[block][1] for block in ran(rows)} == {"examples/data.py changed"}
+    scores = page(site).select_one('div.exec-block[data-exec-id="p5-9-1-practice-jax"]')
+    assert "scores_batch = [0.3, 1.21, 0.47, 1.3]" in scores.get_text()  # not the stale output
+
+
+def test_a_function_body_elsewhere_in_examples_reruns_its_dependents(project, edit):
+    product = '* _as_count("feature_count", feature_count)\n'
+    edit("examples/counting.py", product, product.replace("\n", " + 1\n"))
+    rows, site = build(project)
+    assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
+    assert {rows[block][1] for block in ran(rows)} == {"examples/counting.py changed"}
+    practice = page(site).select_one('div.exec-block[data-exec-id="p5-9-1-practice-jax"]')
+    assert "scalar multiply count = 13" in practice.get_text()
+
+
+def test_a_uv_lock_change_reruns_every_block(project, edit):
+    edit("uv.lock", "version = 1", "version = 1\n# a re-lock")
+    rows, _ = build(project)
+    assert ran(rows) == every_block(rows)
+    assert {why for _, why in rows.values()} == {"uv.lock changed"}
+
+
+def test_a_different_backend_label_reruns_what_uses_jax_only(project):
+    rows, _ = build(project, JAX_PLATFORMS="cpu")
+    assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
+    assert all(
+        why.startswith("backend changed (JAX_PLATFORMS=cpu;") for _, why in rows.values() if why
+    )
+
+
+def test_a_corrupt_or_truncated_entry_is_run_again_never_shown(project):
+    entries = sorted((project / ".cache/execution/entries").rglob("*.json"))
+    damaged = 0
+    for path in entries:
+        text = path.read_text()
+        if '"p5-9-1-practice-jax"' in text:
+            path.write_text(text[: len(text) // 2])  # truncated
+            damaged += 1
+        elif '"p5-9-1-flowchart"' in text:
+            path.write_text(text.replace("flowchart", "flowchart-tampered", 1))  # edited
+            damaged += 1
+    assert damaged >= 2  # one of each per backend label the earlier tests stored
+    rows, site = build(project)
+    assert ran(rows) == {"p5-9-1-practice-jax", "p5-9-1-flowchart"}
+    assert rows["p5-9-1-practice-jax"][1] == rows["p5-9-1-flowchart"][1] == "cache entry corrupt"
+    assert "tampered" not in (site / SECTION_PAGE / "index.html").read_text()
+    rows, _ = build(project)
+    assert ran(rows) == set()  # stored again, whole
+
+
+def test_two_builds_at_once_do_not_corrupt_the_cache(tmp_path):
+    project = copy_project(tmp_path / "project")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda site: build(project, site), ["site-a", "site-b"]))
+    for rows, _ in results:  # each ran what the other had not stored yet, reused the rest
+        assert "cache entry corrupt" not in {why for _, why in rows.values()}
+    rows, _ = build(project, "site-c")
+    assert ran(rows) == set()
+    entries = list((project / ".cache/execution").rglob("*.json"))
+    assert entries and all(_read_checked(path) not in (None, _CORRUPT) for path in entries)
+    assert not list((project / ".cache/execution").rglob(".tmp-*"))  # no half-written file
+
+
+_HAMMER = """
+import sys
+from pathlib import Path
+from build_support.cache import ExecutionCache
+cache, corrupt = ExecutionCache(Path(sys.argv[1])), 0
+for i in range(300):  # one key, payloads of changing size, read back in between
+    cache.store("k" * 64, {"writer": sys.argv[2], "blocks": ["x" * (1000 * (i % 7 + 1))]})
+    corrupt += cache.load("k" * 64).corrupt
+print(corrupt)
+"""
+
+
+def test_two_processes_writing_one_entry_never_leave_it_half_written(tmp_path):
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _HAMMER, str(tmp_path), str(writer)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for writer in (1, 2)
+    ]
+    outputs = [writer.communicate(timeout=120)[0].strip() for writer in writers]
+    assert [writer.returncode for writer in writers] == [0, 0]
+    assert outputs == ["0", "0"]
+    assert not ExecutionCache(tmp_path).load("k" * 64).corrupt
+
+
+# ---------------------------------------------------------------- mkdocs serve
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _fetch(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+    except OSError:
+        return None
+
+
+def _wait_for(url: str, needle: str, timeout_s: float = 120) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        text = _fetch(url)
+        if text is not None and needle in text:
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"{needle!r} never showed at {url}")
+
+
+def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_path):
+    project = copy_project(tmp_path / "project")
+    port = _free_port()
+    env = {**os.environ, **BUILD_ENV, **copy_env(project), "FRESH": ""}
+    log_file = (tmp_path / "serve.log").open("w")
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "serve",
+            "--strict",
+            "-a",
+            f"127.0.0.1:{port}",
+            "--watch",
+            "examples",
+            "--watch",
+            "hooks",
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log_file,
+    )
+    base = f"http://127.0.0.1:{port}/"
+    section, report_url = f"{base}{SECTION_PAGE}/", f"{base}build-report/"
+    try:
+        _wait_for(section, "scalar multiply count = 12")
+        counting = project / "examples/counting.py"
+        counting.write_text(
+            counting.read_text().replace(
+                '* _as_count("feature_count", feature_count)\n',
+                '* _as_count("feature_count", feature_count) + 1000\n',
+                1,
+            )
+        )
+        _wait_for(section, "scalar multiply count = 1012")
+        page_md = project / "docs" / f"{SECTION_PAGE}.md"
+        page_md.write_text(page_md.read_text().replace("safest one", "safest one so far", 1))
+        html = _wait_for(section, "safest one so far")
+        # Three builds in one process: each block once, wrapped once, captioned once.
+        soup = BeautifulSoup(html, "html.parser")
+        blocks = soup.select("div.exec-block")
+        fences = EXEC_FENCE.findall((project / "docs" / f"{SECTION_PAGE}.md").read_text())
+        assert [block["data-exec-id"] for block in blocks] == fences  # each once
+        assert soup.select("div.exec-block div.exec-block") == []  # wrapped once
+        assert len(soup.select("p.measured-label")) == 1  # captioned once
+        for block in blocks:
+            assert len(block.select("p.run-label")) <= 1
+        report_html = _fetch(report_url)
+        assert report_html is not None
+        assert report_html.count("<code>p5-9-1-practice-jax</code>") == 1
+        log = (tmp_path / "serve.log").read_text()
+        assert log.count("Execution report:") >= 3  # three builds in this one process
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log_file.close()
+
+
+# ---------------------------------------------------------------- notebooks
+
+
+def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
+    project = copy_project(tmp_path / "project")
+    notebook = project / "docs" / NOTEBOOK
+    notebook.write_text(notebook.read_text() + "\n# %%\nimport time\n\ntime.sleep(3600)\n")
+    started = time.monotonic()
+    result = mkdocs_build(
+        project / "mkdocs.yml",
+        project / "site",
+        env=copy_env(project) | {"EXECUTION_CELL_TIMEOUT_S": "10"},
+        timeout=300,
+    )
+    assert result.returncode != 0
+    assert f"notebook {NOTEBOOK} failed to execute" in result.stderr
+    assert "p5-9-1-practice-in-jax.py: cell" in result.stderr
+    assert "(import time) did not finish within 10 s" in result.stderr
+    assert time.monotonic() - started < 120
+
+
+# ---------------------------------------------------------------- failures
+
+
+@pytest.fixture
+def a_build(tmp_path, monkeypatch):
+    from build_support import runner
+
+    monkeypatch.setenv("EXECUTION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FRESH", raising=False)
+    runner.install_formatters()
+    build = runner.start_build(ROOT)
+    build.page = "page.md"
+    return build
+
+
+def test_a_failing_block_is_never_stored(a_build, monkeypatch):
+    import logging
+
+    from build_support import runner
+
+    def fails(**options):  # as markdown-exec reports a block that raised
+        logging.getLogger("mkdocs.plugins.markdown_exec.formatters").warning("exited with errors")
+        return "<pre>Traceback</pre>"
+
+    monkeypatch.setitem(runner._originals, "python", fails)
+    block = {"code": "raise ValueError", "id": "broken", "extra": {}}
+    for _ in range(2):
+        a_build.format_block("python", dict(block))
+    assert [(run.ran, run.reasons) for run in a_build.runs] == [(True, ["no cache entry"])] * 2
+
+    monkeypatch.setitem(runner._originals, "python", lambda **options: "<p>fine</p>")
+    for _ in range(2):
+        a_build.format_block("python", dict(block))
+    assert [run.ran for run in a_build.runs[2:]] == [True, False]
+
+
+def test_make_build_fresh_and_make_clean_do_what_the_readme_says():
+    env = {k: v for k, v in _plain_env().items() if k != "FRESH"}
+
+    def dry_run(*arguments: str) -> str:
+        command = ["make", "-n", *arguments]
+        return subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    assert "FRESH=1 .venv/bin/mkdocs build --strict" in dry_run("build", "FRESH=1")
+    assert "FRESH= .venv/bin/mkdocs build --strict" in dry_run("build")
+    assert ".cache" in dry_run("clean").split()
+    publish = dry_run("publish")
+    assert "FRESH=1 PUBLISH_VERSION=" in publish and "python -m build_support.record" in publish

@@ -1,0 +1,88 @@
+"""Notebooks run beside the build (build_support.notebooks); timed blocks wait for them."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from build_support import notebooks, runner
+
+from .helpers import ROOT
+
+
+@pytest.fixture
+def a_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXECUTION_CACHE_DIR", str(tmp_path / "cache"))
+    return runner.start_build(ROOT)
+
+
+@pytest.fixture
+def a_notebook_still_running(a_build, monkeypatch):
+    run = notebooks.NotebookRun("notebooks/a.py", result=None)
+    a_build.notebook_runs["notebooks/a.py"] = run
+    ran = []
+    monkeypatch.setitem(
+        runner._originals, "python", lambda **options: ran.append(options["id"]) or ""
+    )
+    yield a_build, run.cells_done, ran
+    run.cells_done.set()
+
+
+def test_a_quiet_block_waits_for_the_notebooks_and_others_do_not(a_notebook_still_running):
+    build, cells_done, ran = a_notebook_still_running
+    options = {"code": "x = 1", "id": "plain", "extra": {}}
+    build._execute("python", options, timed=False)
+    assert ran == ["plain"]  # ran at once, beside the notebook
+
+    timed = {"code": "x = 1", "id": "timed", "extra": {"quiet": "yes"}}
+    quiet = threading.Thread(target=build._execute, args=("python", timed, True))
+    quiet.start()
+    quiet.join(timeout=0.3)
+    assert quiet.is_alive() and ran == ["plain"]  # still waiting for the notebook's cells
+
+    cells_done.set()  # the last cell has run; the kernel may still be stopping
+    quiet.join(timeout=10)
+    assert ran == ["plain", "timed"]
+
+
+def test_cells_done_is_set_after_the_last_cell_and_also_when_a_cell_fails(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text("# %%\nx = 1\n\n# %% [markdown]\n# text\n\n# %%\nprint(x + 1)\n")
+    cells_done = threading.Event()
+    notebook, seconds = notebooks.execute_notebook(good, "", cells_done)
+    assert cells_done.is_set() and seconds > 0
+    assert notebook.cells[-1].outputs[0]["text"] == "2\n"
+
+    bad = tmp_path / "bad.py"
+    bad.write_text("# %%\nx = 1\n\n# %%\nraise ValueError('broken cell')\n")
+    cells_done = threading.Event()
+    with pytest.raises(notebooks.NotebookError, match=r"bad.py: cell 2 \(raise ValueError"):
+        notebooks.execute_notebook(bad, "", cells_done)
+    assert cells_done.is_set()
+
+
+def test_a_hanging_cell_fails_naming_the_notebook_and_the_cell(tmp_path):
+    hangs = tmp_path / "hangs.py"
+    hangs.write_text("# %%\nx = 1\n\n# %%\nimport time\ntime.sleep(600)\n")
+    with pytest.raises(notebooks.NotebookError) as error:
+        notebooks.execute_notebook(hangs, "", threading.Event(), timeout_s=2)
+    assert "hangs.py: cell 2 (import time) did not finish within 2 s" in str(error.value)
+
+
+def test_the_default_cell_timeout_is_far_below_the_tests_build_timeout():
+    assert notebooks.CELL_TIMEOUT_S * 5 <= 600  # tests' mkdocs_build timeout
+
+
+def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
+    config = (ROOT / "mkdocs.yml").read_text()
+    assert "execute: false" in config
+    # One owner: no hook but execution.py (through build_support) touches the formatters.
+    for hook in (ROOT / "hooks").glob("*.py"):
+        assert "formatters[" not in hook.read_text(), hook
+
+
+def test_the_turnaround_table_is_the_quiet_block():
+    page = (ROOT / "docs/p5-9-1-gpus-and-parallel-processing.md").read_text()
+    quiet = [line for line in page.splitlines() if 'quiet="yes"' in line]
+    assert len(quiet) == 1 and 'id="p5-9-1-turnaround-table"' in quiet[0]
