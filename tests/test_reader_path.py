@@ -7,10 +7,10 @@ run what the site shows, in a Python that has nothing of this repository.
   checkout's ignored ``.cache/``; the page's command then runs there as shown, ``python -m pip
   install <url>``. No editable install, no path into the checkout: every run checks that
   ``examples`` is imported from inside that environment and nothing else of the checkout.
-  The wheel's dependencies (jax, numpy) come from the package index, at the versions the build
-  itself ran (the build environment's versions as constraints), since the page shows what
-  those versions printed. The environment is kept under ``.cache/reader-venv/<digest>`` and
-  reused while the wheel and the constraints are the same.
+  The wheel's dependencies (jax, numpy) come from the package index at the exact versions the
+  wheel pins (the build's own, from uv.lock), so the reader gets what printed the page: no
+  constraints are added that a reader would not have. The environment is kept under
+  ``.cache/reader-venv/<digest>`` and reused while the wheel and the Python are the same.
 - Every Python block the site shows with an output runs there as copied (the blocks and their
   outputs are read from the HTML by tests/test_copy_fidelity.py) and prints what the page shows.
 - The ``.ipynb`` downloaded from the notebook page runs top to bottom there: its code cells, in
@@ -30,7 +30,6 @@ import sys
 import time
 import urllib.request
 from dataclasses import dataclass
-from importlib.metadata import distributions
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -87,21 +86,9 @@ def _reader_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
 
 
-def _build_versions(constraints: Path) -> None:
-    """Constraints: the versions of every distribution the build ran with (not this one)."""
-    pins = sorted(
-        f"{dist.metadata['Name']}=={dist.version}"
-        for dist in distributions()
-        if dist.metadata["Name"] != DISTRIBUTION
-    )
-    constraints.write_text("\n".join(pins) + "\n")
-
-
 def make_reader(wheel: bytes, local_url: str, workdir: Path) -> tuple[Path, float, bool]:
     """The reader's environment with the wheel at ``local_url`` installed: cached or new."""
-    constraints = workdir / "constraints.txt"
-    _build_versions(constraints)
-    key = hashlib.sha256(wheel + constraints.read_bytes() + platform.python_version().encode())
+    key = hashlib.sha256(wheel + platform.python_version().encode())
     venv = READER_VENVS / key.hexdigest()[:16]
     python = venv / "bin" / "python"
     start = time.perf_counter()
@@ -115,7 +102,7 @@ def make_reader(wheel: bytes, local_url: str, workdir: Path) -> tuple[Path, floa
     install = [*INSTALL.split()[1:], local_url]
     for command in (
         [uv, "venv", "--seed", "--quiet", "--python", base_python, venv],
-        [python, *install, "--quiet", "--disable-pip-version-check", "-c", constraints],
+        [python, *install, "--quiet", "--disable-pip-version-check"],
     ):
         result = subprocess.run(
             [str(part) for part in command], cwd=workdir, capture_output=True, text=True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import tomllib
 import zipfile
 from email.parser import Parser
 from pathlib import Path
@@ -50,12 +51,21 @@ def test_the_site_serves_the_wheel_of_its_version(built_site):
         "Homepage, https://course.example.org/",
         f"Documentation, https://course.example.org/{version}/",
     ]
-    # What it needs to run: jax and numpy; matplotlib only with the charts extra.
+    # What it needs to run: jax and numpy, at exactly the versions the build ran with (uv.lock),
+    # so a reader's install prints what the pages show; matplotlib only with the charts extra.
     requires = meta.get_all("Requires-Dist")
-    plain = sorted(r.split(">")[0] for r in requires if "extra ==" not in r)
-    assert plain == ["jax", "numpy"], requires
+    plain = sorted(r for r in requires if "extra ==" not in r)
+    assert plain == [f"jax=={locked_version('jax')}", f"numpy=={locked_version('numpy')}"]
     assert all("extra == 'charts'" in r for r in requires if r.startswith("matplotlib"))
     print(f"wheel: {wheel.name}, {wheel.stat().st_size:,} bytes")
+
+
+def locked_version(name: str) -> str:
+    """The one version of ``name`` that uv.lock resolved (for every supported Python)."""
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    versions = {package["version"] for package in lock["package"] if package["name"] == name}
+    assert len(versions) == 1, f"uv.lock holds {name} {sorted(versions)}: pin one in pyproject"
+    return versions.pop()
 
 
 def test_the_wheel_holds_the_package_and_its_recordings_only(built_site):
