@@ -22,8 +22,9 @@ search:
 What the last build executed: every `python exec` block and every notebook, with its page and
 its `id`, whether this build ran it or reused the output stored in the execution cache, why it
 ran, the seconds it took and where it ran. An output is reused only when nothing it depends on
-has changed: its code, the `examples` package's source files, `uv.lock`, the Python version,
-the tools' versions and the JAX backend (`build_support/cache.py`). Notebooks run in the
+has changed: its code, every file of the `examples` package (its recordings too), `uv.lock`,
+the Python version, the tools' versions and the JAX backend (`build_support/cache.py`).
+Notebooks run in the
 background, beside the pages' blocks: their seconds overlap the blocks' seconds, so the total
 below is the work done, not how long the build took. Written by `hooks/execution.py` after every
 other page.
