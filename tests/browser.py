@@ -32,14 +32,6 @@ CHROMIUM_ARGS = [
 LOCAL_HOST = "127.0.0.1"
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
-# Material draws each diagram in a closed shadow root; open it so a test can find the SVG.
-OPEN_SHADOW_ROOTS = """
-const attachShadow = Element.prototype.attachShadow;
-Element.prototype.attachShadow = function (init) {
-  return attachShadow.call(this, { ...init, mode: "open" });
-};
-"""
-
 
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # the tests report what matters themselves
@@ -104,7 +96,8 @@ def publish_copy(workdir: Path) -> Path:
             shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, repo / name)  # keeps mtimes: the set-up stamps stay fresh
-    for name in (".venv", "node_modules"):
+    (ROOT / ".cache").mkdir(exist_ok=True)
+    for name in (".venv", "node_modules", ".cache"):  # .cache: diagrams drawn (mermaid_svg.py)
         (repo / name).symlink_to(ROOT / name)
     env = _plain_env()
 

@@ -55,5 +55,9 @@ def docs_copy(tmp_path: Path) -> Path:
     for name in ("docs", "hooks"):
         shutil.copytree(ROOT / name, tmp_path / name)
     shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
-    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
+    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, which draws diagrams
+    (ROOT / ".cache").mkdir(exist_ok=True)
+    (tmp_path / ".cache").symlink_to(
+        ROOT / ".cache"
+    )  # diagrams already drawn (hooks/mermaid_svg.py)
     return tmp_path
