@@ -45,8 +45,9 @@ $(CHROMIUM):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/)
+DEV_ADDR ?= 127.0.0.1:8000
 serve: setup $(CHROMIUM)
-	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000 --watch examples --watch hooks
+	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
 ## build: the strict build into site/ (fails on any broken example)
 build: setup $(CHROMIUM)

@@ -9,6 +9,7 @@ import functools
 import io
 import os
 import shutil
+import socket
 import subprocess
 import tarfile
 import threading
@@ -36,6 +37,18 @@ AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # the tests report what matters themselves
         pass
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind((LOCAL_HOST, 0))
+        return probe.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex((LOCAL_HOST, port)) == 0
 
 
 @contextmanager

@@ -26,6 +26,19 @@ def build_log(built_site: Path) -> str:
 
 
 @pytest.fixture(scope="session")
+def browser():
+    """Headless Debian chromium, one for the session (playwright allows one per thread)."""
+    from playwright.sync_api import sync_playwright
+
+    from .browser import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
 def expected_practice_output() -> str:
     return (GOLDEN / "practice_output.txt").read_text()
 

@@ -8,7 +8,6 @@ read the records: console and page errors, other hosts, diagrams drawn, axe-core
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -17,15 +16,15 @@ from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .browser import (
     AXE,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     LOCAL_HOST,
     built_pages,
+    free_port,
+    listening,
     section_version,
     serve,
     site_prefix,
@@ -77,14 +76,6 @@ class PageReport:
     other_hosts: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     axe_serious: list[str] = field(default_factory=list)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Browser:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="session")
@@ -257,19 +248,8 @@ def test_glossary_tooltip_shows_the_short_definition(browser, site_url, version_
     page.context.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((LOCAL_HOST, 0))
-        return probe.getsockname()[1]
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex((LOCAL_HOST, port)) == 0
-
-
 def test_mike_serve_shows_the_version_selector(browser, published_repo):
-    port = _free_port()
+    port = free_port()
     mike = ROOT / ".venv" / "bin" / "mike"
     server = subprocess.Popen(
         [str(mike), "serve", "--dev-addr", f"{LOCAL_HOST}:{port}"],
@@ -279,7 +259,7 @@ def test_mike_serve_shows_the_version_selector(browser, published_repo):
     )
     try:
         deadline = time.monotonic() + 20
-        while not _listening(port):
+        while not listening(port):
             assert time.monotonic() < deadline, "mike serve did not start"
             time.sleep(0.2)
         page = open_page(browser, "light")
