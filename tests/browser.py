@@ -101,6 +101,11 @@ def publish_copy(workdir: Path) -> Path:
 
     The real repository's gh-pages branch is never touched. Returns the copy's root.
     """
+    env = _plain_env()
+    # The copy links to this checkout's .venv and node_modules: bring them up to date here
+    # first, or the copy's `make` would reinstall them through the links (npm ci empties the
+    # linked folder).
+    subprocess.run(["make", "-s", "setup"], cwd=ROOT, env=env, check=True, capture_output=True)
     repo = workdir / "repo"
     repo.mkdir()
     for name in _SOURCES:
@@ -112,7 +117,6 @@ def publish_copy(workdir: Path) -> Path:
     (ROOT / ".cache").mkdir(exist_ok=True)
     for name in (".venv", "node_modules", ".cache"):  # .cache: diagrams drawn (mermaid_svg.py)
         (repo / name).symlink_to(ROOT / name)
-    env = _plain_env()
 
     def run(*command: str) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
