@@ -273,3 +273,16 @@ def test_mike_serve_shows_the_version_selector(browser, published_repo):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_links_are_touch_targets_of_at_least_24px_on_a_phone(browser, site_url, version_root):
+    # axe's target-size (WCAG 2.2, 2.5.8) is what Lighthouse's accessibility score runs; the
+    # listing's line-number links are the small ones that course.css enlarges.
+    page = open_page(browser, "light", viewport=PHONE)
+    page.goto(f"{site_url}{version_root.name}/{SECTION_PAGE}/", wait_until="networkidle")
+    assert page.locator(".linenodiv a").count() > 0
+    page.add_script_tag(path=AXE)
+    rule = "{ runOnly: { type: 'rule', values: ['target-size'] } }"
+    violations = page.evaluate(f"async () => (await axe.run(document, {rule})).violations")
+    page.context.close()
+    assert [node["target"] for v in violations for node in v["nodes"]] == []
