@@ -7,7 +7,9 @@ runs ``--runs`` times on each page with Debian's chromium; each figure is the me
 runs. Then playwright weighs the section page as a phone loads it, and again once a reader has
 scrolled to its end, resource by resource.
 
-Performance is CPU sensitive: the machine's load average is printed with the figures.
+Performance is CPU sensitive: the machine's load average is printed with the figures, and a
+stock one-page Material site (benchmarks/build_time.py's) is measured in the same run as the
+reference for what this machine allows now.
 
     python benchmarks/lighthouse.py [--runs 3] [--pages SUBSTRING ...]
 """
@@ -38,7 +40,10 @@ from tests.browser import (
     serve,
     site_prefix,
 )
-from tests.helpers import ROOT, SECTION_PAGE
+from tests.helpers import ROOT, SECTION_PAGE, mkdocs_build
+
+sys.path.insert(0, str(Path(__file__).parent))
+from build_time import ONE_PAGE_CONFIG
 
 LIGHTHOUSE = ROOT / "node_modules" / ".bin" / "lighthouse"
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
@@ -69,6 +74,8 @@ def lighthouse(url: str, report: Path) -> dict[str, float]:
     figures = {name: data["categories"][name]["score"] * 100 for name in CATEGORIES}
     figures["weight"] = data["audits"]["total-byte-weight"]["numericValue"]
     figures["tbt"] = data["audits"]["total-blocking-time"]["numericValue"]
+    figures["fcp"] = data["audits"]["first-contentful-paint"]["numericValue"]
+    figures["lcp"] = data["audits"]["largest-contentful-paint"]["numericValue"]
     figures["failed"] = sorted(
         audit_id
         for name in CATEGORIES[1:]
@@ -138,17 +145,27 @@ def main() -> int:
         served = workdir / "served"
         extract_branch(repo, "gh-pages", served / site_prefix())
         version_root = served / site_prefix() / section_version()
+        stock = workdir / "stock"
+        (stock / "docs").mkdir(parents=True)
+        (stock / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
+        (stock / "docs" / "index.md").write_text("# One page\n\nNothing to run.\n")
+        if mkdocs_build(stock / "mkdocs.yml", served / "stock-material").returncode != 0:
+            raise SystemExit("the stock one-page Material site did not build")
         pages = built_pages(version_root)
         if args.pages:
             pages = [p for p in pages if any(part in p for part in args.pages)]
         load_before = os.getloadavg()
-        rows = {}
         with serve(served) as origin:
             base = f"{origin}{site_prefix()}{section_version()}/"
-            for page in pages:
-                runs = [lighthouse(base + page, workdir / "report.json") for _ in range(args.runs)]
-                rows[page] = medians(runs)
-                print(f"  {page or '(home)'}: {args.runs} run(s) done", flush=True)
+            targets = {"stock": f"{origin}stock-material/"}
+            targets |= {page: base + page for page in pages}
+            runs: dict[str, list[dict]] = {name: [] for name in targets}
+            for run in range(args.runs):  # in turns, so a busy spell slows every page alike
+                for name, url in targets.items():
+                    runs[name].append(lighthouse(url, workdir / "report.json"))
+                print(f"  run {run + 1} of {args.runs} done on every page", flush=True)
+            reference = medians(runs.pop("stock"))
+            rows = {page: medians(page_runs) for page, page_runs in runs.items()}
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 at_load, after_scroll = weigh_section(browser, f"{base}{SECTION_PAGE}/")
@@ -158,11 +175,14 @@ def main() -> int:
     print(f"\n# benchmarks/lighthouse.py: Lighthouse 12.2.3, mobile, median of {args.runs} run(s)")
     print(f"load average (1, 5, 15 min) before: {load_before}, after: {load_after}")
     scores = " ".join(f"{name:>5}" for name in ("perf", "a11y", "b.p.", "seo"))
-    print(f"{'page':<40} {scores} {'weight KiB':>11} {'TBT ms':>7}")
+    print(f"{'page':<40} {scores} {'weight KiB':>11} {'TBT ms':>7} {'FCP s':>6} {'LCP s':>6}")
     missed = []
-    for page, row in rows.items():
+    for page, row in [("(stock one-page Material site)", reference), *rows.items()]:
         scores = " ".join(f"{row[name]:5.0f}" for name in CATEGORIES)
-        print(f"{page or '(home)':<40} {scores} {row['weight'] / KIB:11.1f} {row['tbt']:7.0f}")
+        times = f"{row['tbt']:7.0f} {row['fcp'] / 1000:6.2f} {row['lcp'] / 1000:6.2f}"
+        print(f"{page or '(home)':<40} {scores} {row['weight'] / KIB:11.1f} {times}")
+        if row is reference:
+            continue
         for name, target in TARGET_SCORES.items():
             if row[name] < target:
                 missed.append(f"{page or '(home)'} {name} {row[name]:.0f} < {target}")
