@@ -1,7 +1,9 @@
 # Set-up, build, serve and test for the course site. Every target sets up what it needs first:
 #   .venv/          Python 3.11 virtual environment, synced from uv.lock (uv itself is pinned in it)
-#   node_modules/   npm packages pinned in package-lock.json (mermaid, axe-core), served by the site
-#   chromium        Debian's browser for the browser tests (installed with apt-get when missing)
+#   node_modules/   npm packages pinned in package-lock.json: mermaid (draws the diagrams at build
+#                   time), axe-core and lighthouse (tests and benchmarks)
+#   chromium        Debian's browser, installed with apt-get when missing: mermaid draws the diagrams
+#                   in it when the site is built (hooks/mermaid_svg.py), and the tests drive it
 #   java            Debian's default-jre-headless, which runs the HTML validator (vnu.jar, npm)
 #   poppler-utils   pdftotext and pdftoppm, which read back the section printed to PDF
 
@@ -49,7 +51,8 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-# The browser tests drive Debian's chromium (never a browser downloaded by playwright).
+# Builds draw diagrams in Debian's chromium and the browser tests drive it (never a browser
+# downloaded by playwright).
 $(CHROMIUM):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
@@ -66,11 +69,12 @@ $(PDFTOTEXT):
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
 ## reusing every output whose ingredients did not change: see build_support/cache.py)
-serve: setup
-	$(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000 --watch examples --watch hooks
+DEV_ADDR ?= 127.0.0.1:8000
+serve: setup $(CHROMIUM)
+	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
-build: setup
+build: setup $(CHROMIUM)
 	FRESH=$(FRESH) $(BIN)/mkdocs build --strict
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
@@ -89,7 +93,7 @@ bench: build $(CHROMIUM)
 ## executed fresh, then print which outputs changed since the previous version on gh-pages
 # mike runs `mkdocs` from PATH, so the virtual environment goes first on it.
 MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
-publish: setup
+publish: setup $(CHROMIUM)
 	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
 	FRESH=1 PUBLISH_VERSION=$(VERSION) $(MIKE) deploy --update-aliases $(VERSION) latest
 	$(MIKE) set-default latest

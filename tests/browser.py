@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import socket
 import subprocess
 import tarfile
 from pathlib import Path
@@ -28,13 +29,17 @@ __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "LOCAL_HOST", "built_pages", "serve", "s
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
-# Material draws each diagram in a closed shadow root; open it so a test can find the SVG.
-OPEN_SHADOW_ROOTS = """
-const attachShadow = Element.prototype.attachShadow;
-Element.prototype.attachShadow = function (init) {
-  return attachShadow.call(this, { ...init, mode: "open" });
-};
-"""
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind((LOCAL_HOST, 0))
+        return probe.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex((LOCAL_HOST, port)) == 0
 
 
 def section_version() -> str:
@@ -66,6 +71,11 @@ def publish_copy(workdir: Path) -> Path:
 
     The real repository's gh-pages branch is never touched. Returns the copy's root.
     """
+    env = _plain_env()
+    # The copy links to this checkout's .venv and node_modules: bring them up to date here
+    # first, or the copy's `make` would reinstall them through the links (npm ci empties the
+    # linked folder).
+    subprocess.run(["make", "-s", "setup"], cwd=ROOT, env=env, check=True, capture_output=True)
     repo = workdir / "repo"
     repo.mkdir()
     for name in _SOURCES:
@@ -74,7 +84,8 @@ def publish_copy(workdir: Path) -> Path:
             shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, repo / name)  # keeps mtimes: the set-up stamps stay fresh
-    for name in (".venv", "node_modules"):
+    (ROOT / ".cache").mkdir(exist_ok=True)
+    for name in (".venv", "node_modules", ".cache"):  # .cache: diagrams drawn (mermaid_svg.py)
         (repo / name).symlink_to(ROOT / name)
     run_in(repo, "git", "init", "-q", "-b", "main")
     run_in(repo, "git", "add", "-A")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from .browser import LOCAL_HOST, OPEN_SHADOW_ROOTS, serve
+from .browser import LOCAL_HOST, serve
 from .helpers import GOLDEN, ROOT, SECTION_PAGE
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -23,12 +23,9 @@ A4_WIDTH_MM = 210
 PAGE_MARGIN_MM = 15  # print.css: @page { margin: 1.5cm }
 RESOLUTION_DPI = 40
 
-# Every diagram drawn, whether mermaid draws it in the browser (into a shadow root, opened by
-# OPEN_SHADOW_ROOTS) or the page carries it as SVG already.
+# The flowchart, drawn by mermaid at build time (hooks/mermaid_svg.py), is in the page as SVG.
 DIAGRAMS_DRAWN = """
-() => [...document.querySelectorAll(".mermaid")].every(
-  (diagram) => (diagram.shadowRoot && diagram.shadowRoot.querySelector("svg"))
-    || diagram.querySelector("svg"))
+() => document.querySelectorAll(".course-diagram > svg").length > 0
 """
 # Navigation and buttons hidden in print (Material's print styles and print.css); checked in
 # the print layout itself.
@@ -54,7 +51,6 @@ def printed(request, browser, built_site: Path) -> dict:
     other_hosts = []
     with serve(built_site) as base:
         context = browser.new_context(color_scheme=scheme)
-        context.add_init_script(OPEN_SHADOW_ROOTS)
 
         def route(route):
             if route.request.url.startswith(f"http://{LOCAL_HOST}"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from examples import BATCH, backend_report, sequential_vs_parallel_flowchart
@@ -14,9 +15,30 @@ def test_page_holds_the_practice_output_verbatim(built_site, expected_practice_o
     assert expected_practice_output in outputs
 
 
-def test_page_holds_the_generated_flowchart(built_site):
-    diagrams = [pre.get_text() for pre in page(built_site).select("pre.mermaid")]
-    assert diagrams == [sequential_vs_parallel_flowchart(BATCH)]
+def test_page_holds_the_generated_flowchart_drawn_at_build_time(built_site):
+    # Drawn by mermaid when the site is built (hooks/mermaid_svg.py): an inline SVG, no source
+    # left for the browser to draw, and every node and the accessible name from the live code.
+    soup = page(built_site)
+    assert soup.select("pre.mermaid") == []
+    (svg,) = soup.select("div.course-diagram > svg")
+    source = sequential_vs_parallel_flowchart(BATCH)
+    nodes = re.findall(r'\b(?!CPU|GPU|INPUTS)\w+\["([^"]+)"\]', source)
+    assert sorted(label.get_text() for label in svg.select("g.node .nodeLabel")) == sorted(nodes)
+    clusters = re.findall(r'subgraph \w+\["([^"]+)"\]', source)
+    assert sorted(label.get_text() for label in svg.select("g.cluster-label")) == sorted(clusters)
+    accessible = dict(re.findall(r"^  (accTitle|accDescr): (.+)$", source, re.MULTILINE))
+    assert svg.select_one(f"#{svg['aria-labelledby']}").get_text() == accessible["accTitle"]
+    assert svg.select_one(f"#{svg['aria-describedby']}").get_text() == accessible["accDescr"]
+
+
+def test_diagram_ids_are_its_own(built_site):
+    # Every id inside the drawing holds the SVG's own id: nothing else on the page clashes.
+    soup = page(built_site)
+    svg = soup.select_one("div.course-diagram > svg")
+    inside = [element["id"] for element in svg.select("[id]")]
+    assert inside and all(svg["id"] in name for name in inside)
+    elsewhere = [e["id"] for e in soup.select("[id]") if e is not svg and e not in svg.descendants]
+    assert not {*inside, svg["id"]} & set(elsewhere)
 
 
 def test_page_labels_the_jax_output_with_its_backend(built_site):

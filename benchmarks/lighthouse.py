@@ -1,0 +1,239 @@
+"""Lighthouse on every page of the version that mike deploys, against the site's targets.
+
+The sources are published with ``make publish`` in a throw-away repository (as the browser
+tests do), and the gh-pages tree is served by a plain static server on 127.0.0.1: no
+compression, so weights are raw bytes. Lighthouse 12.2.3 (package-lock.json; mobile defaults)
+runs ``--runs`` times on each page with Debian's chromium; each figure is the median of those
+runs. Then playwright weighs the section page as a phone loads it, and again once a reader has
+scrolled to its end, resource by resource.
+
+Performance is CPU sensitive: the machine's load average is printed with the figures, and a
+stock one-page Material site (benchmarks/build_time.py's) is measured in the same run as the
+reference for what this machine allows now.
+
+    python benchmarks/lighthouse.py [--runs 3] [--pages SUBSTRING ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from playwright.sync_api import sync_playwright
+
+# The browser tests' publish and serving helpers (the editable install puts the repository
+# root on sys.path).
+from tests.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    built_pages,
+    extract_branch,
+    publish_copy,
+    section_version,
+    serve,
+    site_prefix,
+)
+from tests.helpers import ROOT, SECTION_PAGE, mkdocs_build
+
+sys.path.insert(0, str(Path(__file__).parent))
+from build_time import ONE_PAGE_CONFIG
+
+LIGHTHOUSE = ROOT / "node_modules" / ".bin" / "lighthouse"
+CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
+TARGET_SCORES = {"performance": 95, "accessibility": 100, "best-practices": 100, "seo": 100}
+KIB = 1024
+SECTION_AT_LOAD_KIB = 500
+SECTION_AFTER_SCROLL_KIB = 1000
+SECTION_TBT_MS = 200
+PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile viewport
+
+
+def lighthouse(url: str, report: Path) -> dict[str, float]:
+    """One Lighthouse run: the four scores (0-100), total weight (bytes) and TBT (ms)."""
+    command = [
+        str(LIGHTHOUSE),
+        url,
+        "--quiet",
+        "--output=json",
+        f"--output-path={report}",
+        f"--only-categories={','.join(CATEGORIES)}",
+        "--chrome-flags=--headless=new --no-sandbox",
+    ]
+    env = {**os.environ, "CHROME_PATH": CHROMIUM}
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        raise SystemExit(f"lighthouse failed on {url}:\n{result.stderr[-2000:]}")
+    data = json.loads(report.read_text())
+    figures = {name: data["categories"][name]["score"] * 100 for name in CATEGORIES}
+    figures["weight"] = data["audits"]["total-byte-weight"]["numericValue"]
+    figures["tbt"] = data["audits"]["total-blocking-time"]["numericValue"]
+    figures["fcp"] = data["audits"]["first-contentful-paint"]["numericValue"]
+    figures["lcp"] = data["audits"]["largest-contentful-paint"]["numericValue"]
+    figures["failed"] = sorted(
+        audit_id
+        for name in CATEGORIES[1:]
+        for ref in data["categories"][name]["auditRefs"]
+        if ref["weight"] > 0
+        and (audit_id := ref["id"])
+        and data["audits"][audit_id]["score"] is not None
+        and data["audits"][audit_id]["score"] < 1
+    )
+    return figures
+
+
+def medians(runs: list[dict]) -> dict:
+    figures = {
+        key: statistics.median(run[key] for run in runs) for key in runs[0] if key != "failed"
+    }
+    figures["failed"] = sorted({audit for run in runs for audit in run["failed"]})
+    return figures
+
+
+def weigh_section(browser, url: str) -> tuple[dict[str, int], dict[str, int]]:
+    """Bytes per resource (body + headers) at load, and after scrolling to the page's end."""
+    sizes: dict[str, int] = {}
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    host = urlsplit(url).netloc
+    context.route(
+        "**/*", lambda r: r.continue_() if urlsplit(r.request.url).netloc == host else r.abort()
+    )
+
+    def finished(request):
+        size = request.sizes()
+        sizes[request.url] = size["responseBodySize"] + size["responseHeadersSize"]
+
+    context.on("requestfinished", finished)  # context level: the search worker's fetches too
+    page = context.new_page()
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_timeout(1000)
+    at_load = dict(sizes)
+    height = page.evaluate("document.documentElement.scrollHeight")
+    for y in range(0, height + PHONE["height"], PHONE["height"] // 2):  # as a reader scrolls
+        page.evaluate(f"window.scrollTo(0, {y})")
+        page.wait_for_timeout(50)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1000)
+    after_scroll = dict(sizes)
+    context.close()
+    return at_load, after_scroll
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pages", nargs="*", help="only pages whose path holds one of these")
+    args = parser.parse_args()
+    if not LIGHTHOUSE.exists():
+        print(f"{LIGHTHOUSE} is missing: run `make setup` (npm ci)", file=sys.stderr)
+        return 1
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        print("publishing with mike into a throw-away repository ...", flush=True)
+        repo = publish_copy(workdir)
+        served = workdir / "served"
+        extract_branch(repo, "gh-pages", served / site_prefix())
+        version_root = served / site_prefix() / section_version()
+        stock = workdir / "stock"
+        (stock / "docs").mkdir(parents=True)
+        (stock / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
+        (stock / "docs" / "index.md").write_text("# One page\n\nNothing to run.\n")
+        if mkdocs_build(stock / "mkdocs.yml", served / "stock-material").returncode != 0:
+            raise SystemExit("the stock one-page Material site did not build")
+        pages = built_pages(version_root)
+        if args.pages:
+            pages = [p for p in pages if any(part in p for part in args.pages)]
+        load_before = os.getloadavg()
+        with serve(served) as origin:
+            base = f"{origin}{site_prefix()}{section_version()}/"
+            targets = {"stock": f"{origin}stock-material/"}
+            targets |= {page: base + page for page in pages}
+            runs: dict[str, list[dict]] = {name: [] for name in targets}
+            for run in range(args.runs):  # in turns, so a busy spell slows every page alike
+                for name, url in targets.items():
+                    runs[name].append(lighthouse(url, workdir / "report.json"))
+                print(f"  run {run + 1} of {args.runs} done on every page", flush=True)
+            reference = medians(runs.pop("stock"))
+            rows = {page: medians(page_runs) for page, page_runs in runs.items()}
+            with sync_playwright() as playwright:
+                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                at_load, after_scroll = weigh_section(browser, f"{base}{SECTION_PAGE}/")
+                browser.close()
+        load_after = os.getloadavg()
+
+    print(f"\n# benchmarks/lighthouse.py: Lighthouse 12.2.3, mobile, median of {args.runs} run(s)")
+    print(f"load average (1, 5, 15 min) before: {load_before}, after: {load_after}")
+    scores = " ".join(f"{name:>5}" for name in ("perf", "a11y", "b.p.", "seo"))
+    print(f"{'page':<40} {scores} {'weight KiB':>11} {'TBT ms':>7} {'FCP s':>6} {'LCP s':>6}")
+    missed = []
+    for page, row in [("(stock one-page Material site)", reference), *rows.items()]:
+        scores = " ".join(f"{row[name]:5.0f}" for name in CATEGORIES)
+        times = f"{row['tbt']:7.0f} {row['fcp'] / 1000:6.2f} {row['lcp'] / 1000:6.2f}"
+        print(f"{page or '(home)':<40} {scores} {row['weight'] / KIB:11.1f} {times}")
+        if row is reference:
+            continue
+        for name, target in TARGET_SCORES.items():
+            if row[name] < target:
+                missed.append(f"{page or '(home)'} {name} {row[name]:.0f} < {target}")
+        if row["failed"]:
+            print(f"{'':<40} audits not passed: {', '.join(row['failed'])}")
+    for name, target in TARGET_SCORES.items():
+        worst = min(row[name] for row in rows.values())
+        met = verdict(worst >= target)
+        print(f"{name + ' on every page':<40} >= {target}: {met} (lowest {worst:.0f})")
+
+    print(f"\nsection page ({SECTION_PAGE}/), phone viewport, bytes with headers, by resource:")
+    print(f"{'resource':<60} {'at load KiB':>12} {'after scroll KiB':>17}")
+    for url in sorted(after_scroll, key=after_scroll.get, reverse=True):
+        name = urlsplit(url).path.removeprefix(f"/{site_prefix()}{section_version()}/") or "/"
+        load = f"{at_load[url] / KIB:12.1f}" if url in at_load else f"{'-':>12}"
+        print(f"{name[:60]:<60} {load} {after_scroll[url] / KIB:17.1f}")
+    load_kib = sum(at_load.values()) / KIB
+    scroll_kib = sum(after_scroll.values()) / KIB
+    print(f"{'total':<60} {load_kib:12.1f} {scroll_kib:17.1f}")
+    checks = [
+        (
+            f"section at load: {load_kib:.1f} KiB <= {SECTION_AT_LOAD_KIB}",
+            load_kib <= SECTION_AT_LOAD_KIB,
+        ),
+        (
+            f"section after scroll: {scroll_kib:.1f} KiB <= {SECTION_AFTER_SCROLL_KIB}",
+            scroll_kib <= SECTION_AFTER_SCROLL_KIB,
+        ),
+    ]
+    if f"{SECTION_PAGE}/" in rows:
+        tbt = rows[f"{SECTION_PAGE}/"]["tbt"]
+        checks.append(
+            (
+                f"section total blocking time: {tbt:.0f} ms <= {SECTION_TBT_MS}",
+                tbt <= SECTION_TBT_MS,
+            )
+        )
+        weight = rows[f"{SECTION_PAGE}/"]["weight"] / KIB
+        checks.append(
+            (
+                f"section weight (Lighthouse): {weight:.1f} KiB <= {SECTION_AT_LOAD_KIB}",
+                weight <= SECTION_AT_LOAD_KIB,
+            )
+        )
+    for text, met in checks:
+        print(f"{text}: {verdict(met)}")
+        if not met:
+            missed.append(text)
+    print(f"targets missed: {len(missed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""Draw each mermaid diagram when the site is built, with mermaid itself, as an inline SVG.
+
+A page's ``pre.mermaid`` blocks (printed by its live code at every build) are handed to
+mermaid (``mermaid.min.js`` from the npm package, pinned in package-lock.json) in headless
+Debian chromium, and replaced by the SVG it draws. Readers then download no script for the
+diagram (mermaid is 3.5 MB), and it shows without JavaScript, in print, and after Material's
+instant navigation, which swaps in the page's HTML as it is.
+
+Mermaid is given Material's own diagram stylesheet (``themeCSS``, read from the installed
+theme), as Material does when it draws diagrams in the browser. That stylesheet colours the
+diagram with Material's CSS variables, so one SVG follows the reader's colour scheme, and its
+toggle, like the rest of the page. The drawing page loads Material's stylesheets too, so labels
+are measured in the site's own fonts.
+
+Drawn SVGs are cached in ``.cache/diagrams/`` (``MERMAID_SVG_CACHE`` elsewhere), keyed on the
+diagram's source, mermaid's file, Material's stylesheets and this hook's drawing script: a
+rebuild with unchanged diagrams starts no browser. Any change to them draws again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
+CACHE = Path(".cache/diagrams")
+_MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"
+_DIAGRAM = re.compile(r'<pre class="mermaid"><code>(.*?)</code></pre>', re.DOTALL)
+
+# Material's settings for mermaid (its components/content/mermaid/index.ts), then one render
+# per diagram. Each SVG is then trimmed of what a static drawing never uses: style rules that
+# match none of its elements (mermaid ships its whole theme, Material its rules for every diagram
+# type), the data attributes mermaid keeps for interaction and animation, and edge labels with
+# no text. Every id inside an SVG starts with the SVG's own id.
+_DRAW = r"""
+async ([themeCSS, diagrams]) => {
+  mermaid.initialize({
+    startOnLoad: false,
+    themeCSS,
+    sequence: { actorFontSize: "16px", messageFontSize: "16px", noteFontSize: "16px" },
+  });
+  const inert = ["data-points", "data-look", "data-id", "data-edge", "data-et"];
+  const matches = (svg, selector) => {
+    const plain = selector.replace(/::?[a-z-]+(\([^)]*\))?/g, "");  // states: :hover ...
+    try {
+      return svg.matches(plain) || svg.querySelector(plain) !== null;
+    } catch {
+      return true;  // a selector the engine cannot test is kept
+    }
+  };
+  const svgs = [];
+  for (const [id, source] of diagrams) {
+    let drawn;
+    try {
+      drawn = (await mermaid.render(id, source)).svg;
+    } catch (error) {
+      return { error: `${id}: ${error.message || error}` };
+    }
+    const box = document.querySelector(".md-typeset");
+    box.innerHTML = drawn;
+    const svg = box.querySelector("svg");
+    for (const element of svg.querySelectorAll("*")) {
+      inert.forEach((name) => element.removeAttribute(name));
+      if (element.getAttribute("style") === "") element.removeAttribute("style");
+    }
+    for (const label of svg.querySelectorAll("g.edgeLabel")) {
+      if (!label.textContent.trim()) label.remove();
+    }
+    for (const style of svg.querySelectorAll("style")) {
+      style.textContent = [...style.sheet.cssRules]
+        .filter((rule) => !(rule instanceof CSSStyleRule) || matches(svg, rule.selectorText))
+        .map((rule) => rule.cssText)
+        .join("");
+    }
+    svgs.push(svg.outerHTML);
+  }
+  return { svgs };
+}
+"""
+
+
+class _Drawing:
+    """What a drawing depends on besides its source; read once per build."""
+
+    def __init__(self, config) -> None:
+        root = Path(config.config_file_path).parent
+        self.mermaid = root / MERMAID
+        if not self.mermaid.is_file():
+            raise PluginError(f"{self.mermaid} is missing: run `make setup` (npm ci) first")
+        self.cache = Path(os.environ.get("MERMAID_SVG_CACHE") or root / CACHE)
+        material = _material_assets(config)
+        self.stylesheets = sorted((material / "stylesheets").glob("*.min.css"))
+        self.theme_css = _material_diagram_css(material / "javascripts")
+        inputs = {
+            "mermaid": hashlib.sha256(self.mermaid.read_bytes()).hexdigest(),
+            "stylesheets": [path.name for path in self.stylesheets],  # named by their hash
+            "theme_css": self.theme_css,
+            "draw": _DRAW,
+        }
+        self.fingerprint = json.dumps(inputs, sort_keys=True)
+
+    def key(self, source: str) -> str:
+        return hashlib.sha256(f"{self.fingerprint}\n{source}".encode()).hexdigest()
+
+
+def _material_assets(config) -> Path:
+    # The installed theme's own assets folder (theme.dirs also lists custom_dir and mkdocs').
+    for folder in map(Path, config.theme.dirs):
+        if any((folder / "assets" / "javascripts").glob("bundle.*.min.js")):
+            return folder / "assets"
+    raise PluginError("mermaid_svg: Material's assets folder not found in theme.dirs")
+
+
+def _material_diagram_css(javascripts: Path) -> str:
+    # Material bundles the stylesheet into its script; the source map beside it holds it whole.
+    for source_map in javascripts.glob("bundle.*.min.js.map"):
+        sources = json.loads(source_map.read_text())
+        for name, text in zip(sources["sources"], sources["sourcesContent"], strict=True):
+            if name.endswith(_MATERIAL_DIAGRAM_CSS):
+                return text
+    raise PluginError(f"mermaid_svg: no {_MATERIAL_DIAGRAM_CSS} in {javascripts}'s source map")
+
+
+_drawing: _Drawing | None = None
+
+
+def on_config(config):
+    global _drawing
+    _drawing = _Drawing(config)
+    return config
+
+
+def _draw(drawing: _Drawing, diagrams: list[tuple[str, str]], where: str) -> list[str]:
+    """Run mermaid on ``(id, source)`` pairs in one headless chromium; return their SVGs."""
+    if not Path(CHROMIUM).is_file():
+        raise PluginError(
+            f"{where}: {len(diagrams)} diagram(s) to draw and no {CHROMIUM}: "
+            "`make build` and `make serve` install Debian's chromium (see README)"
+        )
+    # Playwright's sync API refuses a thread that already runs an event loop (or another
+    # sync_playwright, as in the browser tests): a thread of its own always works.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        result = thread.submit(_draw_in_chromium, drawing, diagrams).result()
+    if "error" in result:
+        raise PluginError(f"{where}: mermaid could not draw diagram {result['error']}")
+    return result["svgs"]
+
+
+def _draw_in_chromium(drawing: _Drawing, diagrams: list[tuple[str, str]]) -> dict:
+    from playwright.sync_api import sync_playwright  # only when something is to be drawn
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_content(
+                '<!doctype html><html><body data-md-color-scheme="default">'
+                '<div class="md-typeset"></div></body></html>'
+            )
+            for stylesheet in drawing.stylesheets:
+                page.add_style_tag(path=stylesheet)
+            page.add_script_tag(path=drawing.mermaid)
+            return page.evaluate(_DRAW, [drawing.theme_css, diagrams])
+        finally:
+            browser.close()
+
+
+def svgs_for(drawing: _Drawing, sources: list[str], where: str) -> list[str]:
+    """The SVG of each source, from the cache or drawn now (all misses in one browser)."""
+    keys = [drawing.key(source) for source in sources]
+    files = [drawing.cache / f"{key}.svg" for key in keys]
+    missing = {
+        key: source
+        for key, source, file in zip(keys, sources, files, strict=True)
+        if not file.is_file()
+    }
+    if missing:
+        ids = [(f"diagram-{key[:12]}", source) for key, source in missing.items()]
+        drawing.cache.mkdir(parents=True, exist_ok=True)
+        for key, svg in zip(missing, _draw(drawing, ids, where), strict=True):
+            partial = drawing.cache / f"{key}.{os.getpid()}.partial"
+            partial.write_text(svg)
+            partial.replace(drawing.cache / f"{key}.svg")  # never a half-written entry
+    return [file.read_text() for file in files]
+
+
+def on_page_content(html_content, page, config, files):
+    sources = [html.unescape(match[1]) for match in _DIAGRAM.finditer(html_content)]
+    if not sources:
+        return html_content
+    svgs = iter(svgs_for(_drawing, sources, page.file.src_uri))
+    seen: dict[str, int] = {}
+
+    def inline(match: re.Match[str]) -> str:
+        svg = next(svgs)
+        name = re.search(r'\bid="([^"]+)"', svg)[1]  # the first id is the SVG's own
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:  # the same diagram again on this page: its ids must differ
+            svg = svg.replace(name, f"{name}-{seen[name]}")
+        return f'<div class="course-diagram">{svg}</div>'
+
+    return _DIAGRAM.sub(inline, html_content)

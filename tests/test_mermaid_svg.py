@@ -1,0 +1,89 @@
+"""hooks/mermaid_svg.py: diagrams drawn by mermaid at build time, cached, failing loudly."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import importlib.util
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import material
+import pytest
+from mkdocs.exceptions import PluginError
+
+from examples import BATCH, sequential_vs_parallel_flowchart
+
+from .helpers import ROOT
+
+_spec = importlib.util.spec_from_file_location("mermaid_svg", ROOT / "hooks/mermaid_svg.py")
+mermaid_svg = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(mermaid_svg)
+
+FLOWCHART = sequential_vs_parallel_flowchart(BATCH)
+SMALL = "flowchart LR\n  accTitle: Two steps\n  accDescr: A leads to B.\n  A --> B"
+
+
+@pytest.fixture
+def drawing(tmp_path, monkeypatch) -> object:
+    """The hook's drawing set-up for this project, with an empty cache of its own."""
+    monkeypatch.setenv("MERMAID_SVG_CACHE", str(tmp_path / "diagrams"))
+    config = SimpleNamespace(
+        config_file_path=str(ROOT / "mkdocs.yml"),
+        theme=SimpleNamespace(dirs=[str(Path(material.__file__).parent / "templates")]),
+    )
+    return mermaid_svg._Drawing(config)
+
+
+def page_with(*sources: str) -> str:
+    blocks = [f'<pre class="mermaid"><code>{html.escape(s)}</code></pre>' for s in sources]
+    return "<p>Before.</p>\n" + "\n".join(blocks) + "\n<p>After.</p>"
+
+
+def test_the_key_covers_the_source_mermaid_and_material(drawing):
+    assert drawing.key(FLOWCHART) == drawing.key(FLOWCHART)
+    assert drawing.key(FLOWCHART) != drawing.key(FLOWCHART + "\n")
+    before = drawing.key(FLOWCHART)
+    drawing.fingerprint = drawing.fingerprint.replace(drawing.theme_css, "")
+    assert drawing.key(FLOWCHART) != before
+    assert hashlib.sha256(drawing.mermaid.read_bytes()).hexdigest() in drawing.fingerprint
+    assert drawing.stylesheets and all(p.name in drawing.fingerprint for p in drawing.stylesheets)
+
+
+def test_a_drawn_diagram_is_cached_and_reused_without_a_browser(drawing, monkeypatch):
+    (svg,) = mermaid_svg.svgs_for(drawing, [SMALL], "page.md")
+    assert svg.startswith("<svg") and "<title" in svg and "Two steps" in svg
+    assert [p.name for p in drawing.cache.iterdir()] == [f"{drawing.key(SMALL)}.svg"]
+    monkeypatch.setattr(mermaid_svg, "CHROMIUM", "/nonexistent/chromium")
+    assert mermaid_svg.svgs_for(drawing, [SMALL], "page.md") == [svg]
+
+
+def test_a_diagram_not_in_the_cache_needs_the_browser(drawing, monkeypatch):
+    monkeypatch.setattr(mermaid_svg, "CHROMIUM", "/nonexistent/chromium")
+    with pytest.raises(PluginError, match=r"page\.md: 1 diagram\(s\) to draw and no .*chromium"):
+        mermaid_svg.svgs_for(drawing, [SMALL], "page.md")
+
+
+def test_a_diagram_mermaid_cannot_parse_fails_naming_the_page(drawing):
+    failure = r"page\.md: mermaid could not draw diagram .*Parse error"
+    with pytest.raises(PluginError, match=failure):
+        mermaid_svg.svgs_for(drawing, ["flowchart TD\n  A[unclosed --> B"], "page.md")
+    assert list(drawing.cache.iterdir()) == []  # nothing cached for a failure
+
+
+def test_page_gets_inline_svgs_with_ids_of_their_own(drawing, monkeypatch):
+    monkeypatch.setattr(mermaid_svg, "_drawing", drawing)
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="page.md"))
+    out = mermaid_svg.on_page_content(page_with(SMALL, FLOWCHART, SMALL), page, None, None)
+    assert "<pre" not in out and out.count('<div class="course-diagram"><svg') == 3
+    assert out.startswith("<p>Before.</p>") and out.endswith("<p>After.</p>")
+    ids = re.findall(r'\sid="([^"]+)"', out)
+    assert len(ids) == len(set(ids))  # the same diagram twice still has ids of its own
+
+
+def test_the_drawing_keeps_only_what_it_uses(drawing):
+    (svg,) = mermaid_svg.svgs_for(drawing, [FLOWCHART], "page.md")
+    assert "data-points" not in svg and 'style=""' not in svg
+    assert ".sequenceNumber" not in svg  # Material's rules for other diagram types
+    assert "var(--md-mermaid-node-bg-color)" in svg  # the colours follow the page's scheme

@@ -1,0 +1,74 @@
+"""hooks/notebook_trim.py: notebook pages keep the styles their elements use, and no dead loader."""
+
+from __future__ import annotations
+
+import importlib.util
+from types import SimpleNamespace
+
+import pytest
+from mkdocs.exceptions import PluginError
+
+from .helpers import ROOT, page
+
+_spec = importlib.util.spec_from_file_location("notebook_trim", ROOT / "hooks/notebook_trim.py")
+notebook_trim = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(notebook_trim)
+
+NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"
+
+
+def styles(html: str) -> list[str]:
+    return [match[2] for match in notebook_trim._STYLE.finditer(html)]
+
+
+def test_rules_for_classes_not_on_the_page_go():
+    html = (
+        "<style>.a .b{color:red}.a .gone{color:blue}.a,.gone{margin:0}"
+        ".x:is(.a, .gone) .b{padding:0}@media print{.gone{display:none}.b{display:block}}</style>"
+        '<div class="a"><p class="b">text</p></div>'
+    )
+    assert styles(notebook_trim.trim_styles(html)) == [
+        ".a .b{color:red}.a{margin:0}@media print{.b{display:block}}"
+    ]
+
+
+def test_logical_selectors_keep_their_alternatives():
+    html = '<style>:is(.a, .gone) .b{color:red}.b:not(.gone){margin:0}</style><b class="a b"></b>'
+    assert styles(notebook_trim.trim_styles(html)) == [
+        ":is(.a, .gone) .b{color:red}.b:not(.gone){margin:0}"
+    ]
+
+
+def test_custom_properties_stay_only_when_used_even_through_another():
+    html = (
+        "<style>.a{--used:var(--base);--base:1px;--unused:2px;--also-unused:var(--base)}"
+        ".a{padding:var(--used)!important}</style>"
+        '<div class="a" style="margin: var(--inline)"></div>'
+        "<style>.a{--inline:3px}.gone{--x:1px}</style>"
+    )
+    assert styles(notebook_trim.trim_styles(html)) == [
+        ".a{--used:var(--base);--base:1px}.a{padding:var(--used)!important}",
+        ".a{--inline:3px}",
+    ]
+
+
+def test_a_style_left_empty_is_dropped():
+    html = "<p>x</p><style>.gone{color:red}</style>"
+    assert notebook_trim.trim_styles(html) == "<p>x</p>"
+
+
+def test_a_notebook_that_outputs_a_mermaid_diagram_fails_the_build():
+    content = '<div class="jupyter-wrapper"><div class="jp-Mermaid"><pre>graph TD</pre></div></div>'
+    notebook = SimpleNamespace(file=SimpleNamespace(src_uri="notebooks/n.py"))
+    with pytest.raises(PluginError, match=r"notebooks/n\.py: a cell outputs a mermaid diagram"):
+        notebook_trim.on_page_content(content, notebook, None, None)
+
+
+def test_built_notebook_page_has_no_dead_loader_and_only_used_styles(built_site):
+    html = (built_site / NOTEBOOK / "index.html").read_text()
+    soup = page(built_site, NOTEBOOK)
+    assert soup.select('script[src=""]') == []
+    assert "cdnjs" not in html and "MathJax" not in html
+    css = "".join(style.get_text() for style in soup.select("article style"))
+    assert ".jupyter-wrapper .clipboard-copy-txt{display:none}" in css  # a rule its cells need
+    assert "jp-Mermaid" not in css and "--md-red-50" not in css  # what no cell uses

@@ -1,0 +1,77 @@
+"""`make serve` in headless chromium: every page, light and dark, without a console error.
+
+The development server differs from the published site: no versions.json (mike writes it),
+a live-reload script, the site at the server's root. Each page is loaded once per scheme.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .browser import built_pages, free_port, listening
+from .helpers import ROOT, SECTION_PAGE
+from .test_browser import DRAWN_DIAGRAMS, SCHEMES, PageReport, open_page
+
+SETTLED = "search/search_index.json"  # Material fetches it once the page has started
+
+
+@pytest.fixture(scope="module")
+def dev_server() -> str:
+    """`make serve` on a free port, in a process group of its own (make starts mkdocs)."""
+    port = free_port()
+    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    log = open(ROOT / "test-artifacts" / "make-serve.log", "w")  # noqa: SIM115 (closed below)
+    server = subprocess.Popen(
+        ["make", "-s", "serve", f"DEV_ADDR=127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 240  # the first build runs before it listens
+        while not listening(port):
+            assert server.poll() is None, (ROOT / "test-artifacts" / "make-serve.log").read_text()
+            assert time.monotonic() < deadline, "make serve did not start listening"
+            time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        log.close()
+
+
+def visit_served(browser, base: str, path: str, scheme: str) -> PageReport:
+    report = PageReport(url=base + path, scheme=scheme, diagrams_in_html=0)
+    page = open_page(browser, scheme, report)
+    with page.expect_response(lambda response: response.url.endswith(SETTLED), timeout=20_000):
+        page.goto(report.url, wait_until="load")  # live reload keeps a request open: no idle
+    page.wait_for_timeout(500)  # errors logged just after the search index arrived
+    report.node_fills = page.evaluate(DRAWN_DIAGRAMS)
+    report.diagrams_drawn = len(report.node_fills)
+    page.context.close()
+    return report
+
+
+def test_make_serve_pages_log_no_console_error(browser, dev_server, built_site: Path):
+    reports = [
+        visit_served(browser, dev_server, path, scheme)
+        for path in built_pages(built_site)
+        for scheme in SCHEMES
+    ]
+    found = [
+        f"{r.url} ({r.scheme}): {item}"
+        for r in reports
+        for item in r.console_errors + r.page_errors + r.other_hosts
+    ]
+    assert found == [], "\n".join(found)
+    drawn = {r.scheme: r.node_fills for r in reports if r.url.endswith(f"/{SECTION_PAGE}/")}
+    assert len(drawn["light"]) == len(drawn["dark"]) == 1 and drawn["light"] != drawn["dark"]
