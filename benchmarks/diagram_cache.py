@@ -22,8 +22,8 @@ from types import SimpleNamespace
 
 import material
 
+from build_support.site_tools import ROOT, mkdocs_build
 from examples import BATCH, sequential_vs_parallel_flowchart
-from tests.helpers import ROOT, mkdocs_build
 
 MAX_WARM_DRAW_S = 0.05  # reading cached SVGs: no browser may start
 

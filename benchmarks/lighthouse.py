@@ -28,19 +28,21 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import sync_playwright
 
-# The browser tests' publish and serving helpers (the editable install puts the repository
-# root on sys.path).
-from tests.browser import (
+# The publish and serving helpers the browser tests use too (the editable install puts the
+# repository root on sys.path).
+from build_support.site_tools import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    ROOT,
+    SECTION_PAGE,
     built_pages,
     extract_branch,
+    mkdocs_build,
     publish_copy,
     section_version,
     serve,
     site_prefix,
 )
-from tests.helpers import ROOT, SECTION_PAGE, mkdocs_build
 
 sys.path.insert(0, str(Path(__file__).parent))
 from build_time import ONE_PAGE_CONFIG

@@ -1,14 +1,17 @@
 """What the tests and the benchmarks both use: the strict build command, a local static
-server, headless chromium's settings and the built site's pages. Standard library only: the
+server, headless chromium's settings, the built site's pages and ``make publish`` run in a
+throw-away copy. Standard library only: the
 numeric tests also run where only jax, numpy and pytest are installed."""
 
 from __future__ import annotations
 
 import functools
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +31,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 LOCAL_HOST = "127.0.0.1"
+SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
+# Builds of copies reuse the checkout's wheel cache: its entries are keyed on their content.
+WHEEL_CACHE = ROOT / ".cache" / "wheel"
 # The same switches as the Makefile (see there).
 BUILD_ENV = {
     "NO_MKDOCS_2_WARNING": "1",
@@ -74,8 +80,7 @@ def mkdocs_build(
     cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-execution-cache"
     build_env = {**os.environ, **BUILD_ENV, "EXECUTION_CACHE_DIR": str(cache_dir)}
     build_env["FRESH"] = "1" if fresh else ""
-    # Builds of copies reuse the checkout's wheel cache: its entries are keyed on their content.
-    build_env.setdefault("COURSE_WHEEL_CACHE", str(ROOT / ".cache" / "wheel"))
+    build_env.setdefault("COURSE_WHEEL_CACHE", str(WHEEL_CACHE))
     build_env |= env or {}
     return subprocess.run(
         [
@@ -132,3 +137,75 @@ def built_pages(site: Path) -> list[str]:
         relative = html.relative_to(site).as_posix()
         pages.append(relative.removesuffix("index.html"))
     return pages
+
+
+def section_version() -> str:
+    """The version, read by the Makefile from the section page's front matter."""
+    result = subprocess.run(
+        ["make", "-s", "print-version"], cwd=ROOT, env=author_env(), capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def author_env() -> dict[str, str]:
+    """The environment of an author running git and make: no outer make flags, a git identity."""
+    # A make started from `make test` must not inherit the outer make's job-server flags.
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    for role in ("AUTHOR", "COMMITTER"):  # mike commits to gh-pages
+        env[f"GIT_{role}_NAME"] = "course-tests"
+        env[f"GIT_{role}_EMAIL"] = "tests@example.invalid"
+    env.setdefault("COURSE_WHEEL_CACHE", str(WHEEL_CACHE))
+    return env  # the Makefile sets the build's own switches
+
+
+_SOURCES = ["Makefile", "mkdocs.yml", "pyproject.toml", "uv.lock", "package.json", "README.md"]
+_SOURCES += ["package-lock.json", ".gitignore", "hatch_build.py", "docs", "hooks", "overrides"]
+_SOURCES += ["examples", "build_support"]
+
+
+def publish_copy(workdir: Path) -> Path:
+    """Run ``make publish`` in a throw-away git repository holding a copy of the sources.
+
+    The real repository's gh-pages branch is never touched. Returns the copy's root.
+    """
+    env = author_env()
+    # The copy links to this checkout's .venv and node_modules: bring them up to date here
+    # first, or the copy's `make` would reinstall them through the links (npm ci empties the
+    # linked folder).
+    subprocess.run(["make", "-s", "setup"], cwd=ROOT, env=env, check=True, capture_output=True)
+    repo = workdir / "repo"
+    repo.mkdir()
+    for name in _SOURCES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, repo / name)  # keeps mtimes: the set-up stamps stay fresh
+    (ROOT / ".cache").mkdir(exist_ok=True)
+    for name in (".venv", "node_modules", ".cache"):  # .cache: diagrams drawn (mermaid_svg.py)
+        (repo / name).symlink_to(ROOT / name)
+    run_in(repo, "git", "init", "-q", "-b", "main")
+    run_in(repo, "git", "add", "-A")
+    run_in(repo, "git", "commit", "-q", "-m", "sources under test")
+    # The copy shares the checkout's .venv and node_modules: never set them up from the copy
+    # (`uv sync` there would re-point the editable install at the copy).
+    run_in(repo, "make", "-o", ".venv/.synced", "-o", "node_modules/.installed", "publish")
+    return repo
+
+
+def run_in(repo: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in ``repo`` (git and make as an author would); it must succeed."""
+    result = subprocess.run(command, cwd=repo, env=author_env(), capture_output=True, text=True)
+    assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def extract_branch(repo: Path, branch: str, destination: Path) -> None:
+    """Write the files of ``branch`` (symlinks included, as mike's aliases are) to a folder."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", branch], cwd=repo, capture_output=True, check=True
+    )
+    destination.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(destination, filter="data")

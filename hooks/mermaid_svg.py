@@ -40,7 +40,8 @@ _DIAGRAM = re.compile(r'<pre class="mermaid"><code>(.*?)</code></pre>', re.DOTAL
 # per diagram. Each SVG is then trimmed of what a static drawing never uses: style rules that
 # match none of its elements (mermaid ships its whole theme, Material its rules for every diagram
 # type), the data attributes mermaid keeps for interaction and animation, and edge labels with
-# no text. Every id inside an SVG starts with the SVG's own id.
+# no text. A label's <p> (not allowed inside a <span> in HTML) becomes a block <span>. Every id
+# inside an SVG starts with the SVG's own id.
 _DRAW = r"""
 async ([themeCSS, diagrams]) => {
   mermaid.initialize({
@@ -74,6 +75,17 @@ async ([themeCSS, diagrams]) => {
     }
     for (const label of svg.querySelectorAll("g.edgeLabel")) {
       if (!label.textContent.trim()) label.remove();
+    }
+    // HTML labels hold a <p> inside a <span>, which HTML does not allow in a page: the same
+    // box as a block <span>, its margin kept as the <p> had it.
+    for (const paragraph of svg.querySelectorAll("foreignObject span p")) {
+      const line = document.createElement("span");
+      const { marginTop, marginBottom } = getComputedStyle(paragraph);
+      line.style.display = "block";
+      if (marginTop !== "0px") line.style.marginTop = marginTop;
+      if (marginBottom !== "0px") line.style.marginBottom = marginBottom;
+      line.replaceChildren(...paragraph.childNodes);
+      paragraph.replaceWith(line);
     }
     for (const style of svg.querySelectorAll("style")) {
       style.textContent = [...style.sheet.cssRules]

@@ -8,14 +8,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
 
-from build_support.site_tools import ROOT, mkdocs_build
+from build_support.site_tools import ROOT, SECTION_PAGE, WHEEL_CACHE, mkdocs_build
 
-__all__ = ["GOLDEN", "ROOT", "SECTION_PAGE", "mkdocs_build", "page"]
+__all__ = ["GOLDEN", "ROOT", "SECTION_PAGE", "WHEEL_CACHE", "mkdocs_build", "page"]
 
 GOLDEN = ROOT / "tests" / "golden"
-# Builds of copies reuse the checkout's wheel cache: its entries are keyed on their content.
-WHEEL_CACHE = ROOT / ".cache" / "wheel"
-SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
 
 
 def page(site: Path, name: str = SECTION_PAGE) -> BeautifulSoup:

@@ -21,9 +21,8 @@ import pytest
 from bs4 import BeautifulSoup
 
 from build_support.cache import _CORRUPT, ExecutionCache, _read_checked
-from build_support.site_tools import BUILD_ENV, copy_env, copy_project, mkdocs_build
+from build_support.site_tools import BUILD_ENV, author_env, copy_env, copy_project, mkdocs_build
 
-from .browser import _plain_env
 from .helpers import ROOT, SECTION_PAGE, page
 from .test_execution_report import EXEC_FENCE
 
@@ -361,7 +360,7 @@ def test_a_failing_block_is_never_stored(a_build, monkeypatch):
 
 
 def test_make_build_fresh_and_make_clean_do_what_the_readme_says():
-    env = {k: v for k, v in _plain_env().items() if k != "FRESH"}
+    env = {k: v for k, v in author_env().items() if k != "FRESH"}
 
     def dry_run(*arguments: str) -> str:
         command = ["make", "-n", *arguments]

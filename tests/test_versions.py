@@ -20,8 +20,9 @@ from urllib.parse import urljoin
 import pytest
 from packaging.version import Version
 
+from build_support.site_tools import author_env
+
 from .browser import (
-    _plain_env,
     extract_branch,
     section_version,
     serve,
@@ -43,7 +44,7 @@ def two_versions(published_repo: Path, tmp_path_factory) -> Path:
     old_text = re.sub(r"^version: .*$", f"version: {OLD_VERSION}", text, count=1, flags=re.M)
     assert old_text != text
     page.write_text(old_text)
-    env = _plain_env()
+    env = author_env()
     env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{env['PATH']}"  # mike runs mkdocs from PATH
     try:
         result = subprocess.run(
