@@ -77,11 +77,13 @@ async ([themeCSS, diagrams]) => {
       if (!label.textContent.trim()) label.remove();
     }
     // HTML labels hold a <p> inside a <span>, which HTML does not allow in a page: the same
-    // box as a block <span>, its margin kept as the <p> had it.
+    // box as a block <span>, its margin kept as the <p> had it. It inherits its colour from the
+    // label, as the <p> did (mermaid's theme colours every bare span a fixed grey).
     for (const paragraph of svg.querySelectorAll("foreignObject span p")) {
       const line = document.createElement("span");
       const { marginTop, marginBottom } = getComputedStyle(paragraph);
       line.style.display = "block";
+      line.style.color = "inherit";
       if (marginTop !== "0px") line.style.marginTop = marginTop;
       if (marginBottom !== "0px") line.style.marginBottom = marginBottom;
       line.replaceChildren(...paragraph.childNodes);

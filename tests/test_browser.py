@@ -50,7 +50,8 @@ DRAWN_DIAGRAMS = """
   return [...document.querySelectorAll("div.course-diagram > svg")].filter((svg) => {
     const box = svg.getBoundingClientRect();
     const nodes = [...svg.querySelectorAll("g.node rect")];
-    const labels = [...svg.querySelectorAll("g.node .nodeLabel")];
+    // Each label and every element inside it that holds its text.
+    const labels = [...svg.querySelectorAll("g.node .nodeLabel, g.node .nodeLabel *")];
     return box.width > 0 && box.height > 0 && nodes.length > 0 && labels.length > 0
       && nodes.every((node) => getComputedStyle(node).fill === nodeFill)
       && labels.every((label) => getComputedStyle(label).color === labelColor);
