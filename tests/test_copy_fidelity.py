@@ -110,18 +110,28 @@ def test_every_displayed_python_block_is_paired_with_its_output(built_site):
     assert blocks, "no displayed Python block found: the pairing convention is broken"
 
 
-def test_every_displayed_python_block_runs_as_copied_and_prints_what_is_shown(built_site, tmp_path):
-    blocks, _ = shown_blocks(built_site)
+def copy_failures(blocks, run_block, where_run: str) -> list[str]:
+    """What went wrong when each block ran as copied: ``run_block(block, number)`` runs it."""
     failures = []
     for number, block in enumerate(blocks):
-        workdir = tmp_path / f"block-{number}"
-        workdir.mkdir()
-        run = run_as_copied(block.source, workdir)
+        run = run_block(block, number)
         where = f"{block.page} '{block.block_id}'"
         if run.returncode != 0:
-            failures.append(f"{where} fails as copied:\n{run.stderr}")
+            failures.append(f"{where} fails {where_run}:\n{run.stderr}")
         elif run.stdout.rstrip("\n") != block.output.rstrip("\n"):
             failures.append(f"{where} prints\n{run.stdout}\nbut the page shows\n{block.output}")
+    return failures
+
+
+def test_every_displayed_python_block_runs_as_copied_and_prints_what_is_shown(built_site, tmp_path):
+    blocks, _ = shown_blocks(built_site)
+
+    def run_block(block, number):
+        workdir = tmp_path / f"block-{number}"
+        workdir.mkdir()
+        return run_as_copied(block.source, workdir)
+
+    failures = copy_failures(blocks, run_block, "as copied")
     assert not failures, "\n\n".join(failures)
     print(f"copy fidelity: {len(blocks)} displayed Python blocks ran as copied")
 

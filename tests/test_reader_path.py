@@ -42,7 +42,7 @@ from examples import DISTRIBUTION
 
 from .browser import section_version, serve, site_prefix
 from .helpers import ROOT, page
-from .test_copy_fidelity import shown_blocks
+from .test_copy_fidelity import copy_failures, shown_blocks
 
 READER_VENVS = ROOT / ".cache" / "reader-venv"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -214,14 +214,11 @@ def test_every_shown_block_runs_as_copied_in_the_readers_environment(
 ):
     blocks, unpaired = shown_blocks(version_site)
     assert blocks and not unpaired
-    failures = []
-    for number, block in enumerate(blocks):
-        run = run_as_reader(reader, block.source, tmp_path / f"block-{number}")
-        where = f"{block.page} '{block.block_id}'"
-        if run.returncode != 0:
-            failures.append(f"{where} fails in the reader's environment:\n{run.stderr}")
-        elif run.stdout.rstrip("\n") != block.output.rstrip("\n"):
-            failures.append(f"{where} prints\n{run.stdout}\nbut the page shows\n{block.output}")
+    failures = copy_failures(
+        blocks,
+        lambda block, number: run_as_reader(reader, block.source, tmp_path / f"block-{number}"),
+        "in the reader's environment",
+    )
     assert not failures, "\n\n".join(failures)
     with (ARTIFACTS / "reader-path.txt").open("a") as log:
         log.write(f"{len(blocks)} shown blocks ran as copied: {[b.block_id for b in blocks]}\n")
