@@ -45,9 +45,9 @@ $(VENV)/.synced: pyproject.toml uv.lock hatch_build.py
 	$(BIN)/uv sync --locked --compile-bytecode --python $(BIN)/python
 	@touch $@
 
+# --ignore-scripts: vnu-jar's postinstall would fetch a JRE from GitHub where no java is found;
+# make test installs Debian's instead. No other package needs a script.
 node_modules/.installed: package.json package-lock.json
-	# --ignore-scripts: vnu-jar's postinstall would fetch a JRE from GitHub where no java is found;
-	# make test installs Debian's instead. No other package needs a script.
 	npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
