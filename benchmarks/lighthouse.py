@@ -11,7 +11,7 @@ Performance is CPU sensitive: the machine's load average is printed with the fig
 stock one-page Material site (benchmarks/build_time.py's) is measured in the same run as the
 reference for what this machine allows now.
 
-    python benchmarks/lighthouse.py [--runs 3] [--pages SUBSTRING ...]
+    python benchmarks/lighthouse.py [--runs 3] [--pages SUBSTRING ...] [--reports DIR]
 """
 
 from __future__ import annotations
@@ -133,6 +133,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--pages", nargs="*", help="only pages whose path holds one of these")
+    parser.add_argument("--reports", type=Path, help="keep every run's JSON report in this folder")
     args = parser.parse_args()
     if not LIGHTHOUSE.exists():
         print(f"{LIGHTHOUSE} is missing: run `make setup` (npm ci)", file=sys.stderr)
@@ -162,7 +163,12 @@ def main() -> int:
             runs: dict[str, list[dict]] = {name: [] for name in targets}
             for run in range(args.runs):  # in turns, so a busy spell slows every page alike
                 for name, url in targets.items():
-                    runs[name].append(lighthouse(url, workdir / "report.json"))
+                    report = workdir / "report.json"
+                    if args.reports:
+                        args.reports.mkdir(parents=True, exist_ok=True)
+                        slug = name.strip("/").replace("/", "_") or "home"
+                        report = args.reports / f"{slug}-{run + 1}.json"
+                    runs[name].append(lighthouse(url, report))
                 print(f"  run {run + 1} of {args.runs} done on every page", flush=True)
             reference = medians(runs.pop("stock"))
             rows = {page: medians(page_runs) for page, page_runs in runs.items()}
