@@ -20,15 +20,15 @@ from .helpers import GOLDEN, ROOT, SECTION_PAGE
 ARTIFACTS = ROOT / "test-artifacts"
 SCHEMES = ("light", "dark")
 A4_WIDTH_MM = 210
-PAGE_MARGIN_MM = 15  # print.css: @page { margin: 1.5cm }
+PAGE_MARGIN_MM = 15  # course.css, print rules: @page { margin: 1.5cm }
 RESOLUTION_DPI = 40
 
 # The flowchart, drawn by mermaid at build time (hooks/mermaid_svg.py), is in the page as SVG.
 DIAGRAMS_DRAWN = """
 () => document.querySelectorAll(".course-diagram > svg").length > 0
 """
-# Navigation and buttons hidden in print (Material's print styles and print.css); checked in
-# the print layout itself.
+# Navigation and buttons hidden in print (Material's print styles and course.css's print rules);
+# checked in the print layout itself.
 CHROME = ".md-header, .md-tabs, .md-sidebar, .md-footer, .md-search, .md-top, .md-code__nav"
 VISIBLE_CHROME = f"""
 () => [...document.querySelectorAll("{CHROME}")]
