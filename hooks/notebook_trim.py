@@ -11,11 +11,18 @@ So, once mkdocs-jupyter has rendered a notebook page, this hook
   custom properties (``--jp-...``) that what is kept uses: the page looks the same;
 - drops the MathJax loader and its configuration, and the cdnjs mermaid loader. A notebook
   whose output is a mermaid diagram fails the build instead of drawing nothing.
+
+Parsing JupyterLab's stylesheet takes most of a second, so a trimmed page is kept in
+``.cache/notebook-trim/``, keyed on the page as rendered and this hook's own source: a rebuild
+with an unchanged notebook page reads it back.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+from pathlib import Path
 
 import tinycss2
 from mkdocs.exceptions import PluginError
@@ -144,6 +151,24 @@ def trim_styles(page_html: str) -> str:
     return _STYLE.sub(replace, page_html)
 
 
+CACHE = Path(".cache/notebook-trim")
+_HOOK_SOURCE = Path(__file__).read_bytes()
+
+
+def trimmed_page(page_html: str, cache: Path = CACHE) -> str:
+    """``trim_styles(page_html)``, read back from ``cache`` when this page was trimmed before."""
+    key = hashlib.sha256(_HOOK_SOURCE + page_html.encode()).hexdigest()
+    entry = cache / f"{key}.html"
+    if entry.is_file():
+        return entry.read_text()
+    trimmed = trim_styles(page_html)
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = entry.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(trimmed)
+    partial.replace(entry)  # atomic: a build running beside this one never reads half a page
+    return trimmed
+
+
 def on_page_content(html_content, page, config, files):
     if '<div class="jupyter-wrapper">' not in html_content:
         return html_content  # not a page mkdocs-jupyter rendered
@@ -154,4 +179,4 @@ def on_page_content(html_content, page, config, files):
         )
     html_content = _MATHJAX.sub("", html_content)
     html_content = _MERMAID_LOADER.sub("", html_content)
-    return trim_styles(html_content)
+    return trimmed_page(html_content, Path(config.config_file_path).parent / CACHE)

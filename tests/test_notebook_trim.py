@@ -57,6 +57,18 @@ def test_a_style_left_empty_is_dropped():
     assert notebook_trim.trim_styles(html) == "<p>x</p>"
 
 
+def test_a_trimmed_page_is_read_back_for_the_same_page_and_trimmed_anew_for_another(tmp_path):
+    page_html = '<p class="kept">x</p><style>.kept{color:red}.gone{color:blue}</style>'
+    first = notebook_trim.trimmed_page(page_html, tmp_path)
+    assert first == notebook_trim.trim_styles(page_html)
+    [entry] = tmp_path.glob("*.html")
+    entry.write_text("read back")  # proves the second call reads the entry, not the CSS
+    assert notebook_trim.trimmed_page(page_html, tmp_path) == "read back"
+    other = page_html.replace("red", "green")
+    assert notebook_trim.trimmed_page(other, tmp_path) == notebook_trim.trim_styles(other)
+    assert len(list(tmp_path.glob("*.html"))) == 2 and not list(tmp_path.glob("*.tmp"))
+
+
 def test_a_notebook_that_outputs_a_mermaid_diagram_fails_the_build():
     content = '<div class="jupyter-wrapper"><div class="jp-Mermaid"><pre>graph TD</pre></div></div>'
     notebook = SimpleNamespace(file=SimpleNamespace(src_uri="notebooks/n.py"))
