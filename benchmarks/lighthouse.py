@@ -21,7 +21,6 @@ reference for what this machine allows now.
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
 import io
 import json
@@ -30,9 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -43,7 +40,6 @@ from playwright.sync_api import sync_playwright
 from build_support.site_tools import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    LOCAL_HOST,
     ROOT,
     SECTION_PAGE,
     built_pages,
@@ -93,19 +89,9 @@ class _GzipHandler(SimpleHTTPRequestHandler):
         pass
 
 
-@contextmanager
 def serve_gzip(directory: Path):
-    """Like tests.browser.serve, with text files gzip-compressed."""
-    handler = functools.partial(_GzipHandler, directory=str(directory))
-    server = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{LOCAL_HOST}:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    """Like site_tools.serve, with text files gzip-compressed."""
+    return serve(directory, _GzipHandler)
 
 
 def lighthouse(url: str, report: Path) -> dict[str, float]:

@@ -108,9 +108,11 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(directory: Path) -> Iterator[str]:
+def serve(
+    directory: Path, handler_class: type[SimpleHTTPRequestHandler] = _QuietHandler
+) -> Iterator[str]:
     """Serve ``directory`` on 127.0.0.1 from a thread; yield the base URL (ending in /)."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
+    handler = functools.partial(handler_class, directory=str(directory))
     server = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
