@@ -43,6 +43,12 @@ _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
 
 _install: dict[str, str] = {}  # this build's values for {{ install.name }}
 _wheel: Path | None = None  # this build's wheel, in the cache
+_command: str | None = None  # "build" or "serve" (mkdocs' on_startup)
+
+
+def on_startup(command, dirty):
+    global _command
+    _command = command
 
 
 def section_version(docs_dir: Path) -> str:
@@ -58,9 +64,12 @@ def version_folder_url(site_url: str, version: str) -> str:
 
     Under ``mike deploy`` the build's ``site_url`` already ends in the deployed folder (mike's
     plugin appends it); that folder must be the page's version, or the line would install
-    another version's wheel.
+    another version's wheel. Under ``mkdocs serve`` the wheel is served from the dev server's
+    root, so the line the author previews installs it from there.
     """
     deployed = os.environ.get("MIKE_DOCS_VERSION")
+    if _command == "serve":  # the dev server's site_url, with no version folder: its root
+        return site_url.rstrip("/") + "/"
     if deployed is None:
         return f"{site_url.rstrip('/')}/{version}/"
     if deployed != version:

@@ -75,3 +75,18 @@ def test_make_serve_pages_log_no_console_error(browser, dev_server, built_site: 
     assert found == [], "\n".join(found)
     drawn = {r.scheme: r.node_fills for r in reports if r.url.endswith(f"/{SECTION_PAGE}/")}
     assert len(drawn["light"]) == len(drawn["dark"]) == 1 and drawn["light"] != drawn["dark"]
+
+
+def test_the_install_line_under_make_serve_points_at_the_wheel_it_serves(dev_server):
+    """The dev server has no version folder: the line the author previews must still work."""
+    import re
+    import urllib.request
+
+    from bs4 import BeautifulSoup
+
+    html = urllib.request.urlopen(f"{dev_server}{SECTION_PAGE}/", timeout=30).read().decode()
+    command = BeautifulSoup(html, "html.parser").select_one(".install-box pre code").get_text()
+    [url] = re.findall(r"python -m pip install (\S+\.whl)", command)
+    assert url.startswith(dev_server), url
+    with urllib.request.urlopen(url, timeout=30) as response:
+        assert response.status == 200 and response.read(2) == b"PK", url
