@@ -1,11 +1,11 @@
 """Lighthouse on every page of the version that mike deploys, against the site's targets.
 
-The sources are published with ``make publish`` in a throw-away repository (as the browser
-tests do), and the gh-pages tree is served by a plain static server on 127.0.0.1: no
-compression, so weights are raw bytes. Lighthouse 12.2.3 (package-lock.json; mobile defaults)
-runs ``--runs`` times on each page with Debian's chromium; each figure is the median of those
-runs. Then playwright weighs the section page as a phone loads it, and again once a reader has
-scrolled to its end, resource by resource.
+The sources are published with ``make publish`` in a throw-away repository (as the browser tests
+do), and the gh-pages tree is served by a plain static server on 127.0.0.1: no compression, so
+weights are raw bytes. Lighthouse 12.2.3 (package-lock.json; mobile defaults) runs ``--runs``
+times on each page in the browser ``build_support.browser`` finds; each figure is the median of
+those runs. Then playwright weighs the section page as a phone loads it, and again once a reader
+has scrolled to its end, resource by resource.
 
 ``--gzip`` serves text files gzip-compressed instead, as GitHub Pages (where mike's branch is
 published) serves them: the scores a reader's phone would see there. Weights are then
@@ -37,9 +37,8 @@ from playwright.sync_api import sync_playwright
 
 # The publish and serving helpers the browser tests use too (the editable install puts the
 # repository root on sys.path).
+from build_support import browser as chrome
 from build_support.site_tools import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     ROOT,
     SECTION_PAGE,
     built_pages,
@@ -105,7 +104,7 @@ def lighthouse(url: str, report: Path) -> dict[str, float]:
         f"--only-categories={','.join(CATEGORIES)}",
         "--chrome-flags=--headless=new --no-sandbox",
     ]
-    env = {**os.environ, "CHROME_PATH": CHROMIUM}
+    env = {**os.environ, "CHROME_PATH": str(chrome.find().path)}  # Lighthouse's own variable
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
         raise SystemExit(f"lighthouse failed on {url}:\n{result.stderr[-2000:]}")
@@ -215,7 +214,7 @@ def main() -> int:
             reference = medians(runs.pop("stock"))
             rows = {page: medians(page_runs) for page, page_runs in runs.items()}
             with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                browser = chrome.launch(playwright)
                 at_load, after_scroll = weigh_section(browser, f"{base}{SECTION_PAGE}/")
                 browser.close()
         load_after = os.getloadavg()

@@ -1,11 +1,12 @@
 """Transfer size of each built page: its HTML plus every asset the browser loads for it.
 
-Each page of the built site (default ``site/``, from ``make build``) is opened in headless
-Debian chromium from a server on 127.0.0.1, under site_url's path as the host serves it, and
-left to settle (until its search index has loaded and the network is idle). Every response
-body is counted as served (no compression) and gzipped (as most hosts send text). Diagrams are
-drawn at build time (hooks/mermaid_svg.py): no page may load mermaid (3.5 MB), with or without
-a diagram; the last columns say which pages have one and whether mermaid was loaded.
+Each page of the built site (default ``site/``, from ``make build``) is opened in the headless
+browser ``build_support.browser`` finds, from a server on 127.0.0.1, under site_url's path as
+the host serves it, and left to settle (until its search index has loaded and the network is
+idle). Every response body is counted as served (no compression) and gzipped (as most hosts
+send text). Diagrams are drawn at build time (hooks/mermaid_svg.py): no page may load mermaid
+(3.5 MB), with or without a diagram; the last columns say which pages have one and whether
+mermaid was loaded.
 
     python benchmarks/page_weight.py [SITE_DIR]
 """
@@ -22,7 +23,8 @@ from urllib.parse import urlsplit
 from playwright.sync_api import sync_playwright
 
 # The browser tests' helpers (the editable install puts the repository root on sys.path).
-from build_support.site_tools import CHROMIUM, CHROMIUM_ARGS, built_pages, serve, site_prefix
+from build_support.browser import launch
+from build_support.site_tools import built_pages, serve, site_prefix
 
 SETTLED = "search/search_index.json"  # every page fetches it once Material has started
 
@@ -76,7 +78,7 @@ def main() -> int:
             (Path(root) / prefix).parent.mkdir(parents=True, exist_ok=True)
             (Path(root) / prefix).symlink_to(site)
         with serve(Path(root) if prefix else site) as origin, sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch(playwright)
             rows = [weigh(browser, site, origin + prefix, page) for page in built_pages(site)]
             browser.close()
     header = f"{'page':<40} {'reqs':>4} {'HTML KiB':>9} {'total KiB':>10} {'gzip KiB':>9}"

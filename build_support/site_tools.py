@@ -1,6 +1,6 @@
 """What the tests and the benchmarks both use: the strict build command, a local static
-server, headless chromium's settings, the built site's pages and ``make publish`` run in a
-throw-away copy. Standard library only: the
+server, the built site's pages and ``make publish`` run in a throw-away copy (the browser they
+drive, and its settings: ``build_support.browser``). Standard library only: the
 numeric tests also run where only jax, numpy and pytest are installed."""
 
 from __future__ import annotations
@@ -21,15 +21,6 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 LOCAL_HOST = "127.0.0.1"
 SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
 # Builds of copies reuse the checkout's wheel cache: its entries are keyed on their content.

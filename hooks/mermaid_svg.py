@@ -1,10 +1,11 @@
 """Draw each mermaid diagram when the site is built, with mermaid itself, as an inline SVG.
 
 A page's ``pre.mermaid`` blocks (printed by its live code at every build) are handed to
-mermaid (``mermaid.min.js`` from the npm package, pinned in package-lock.json) in headless
-Debian chromium, and replaced by the SVG it draws. Readers then download no script for the
+mermaid (``mermaid.min.js`` from the npm package, pinned in package-lock.json) in a headless
+browser, and replaced by the SVG it draws. Readers then download no script for the
 diagram (mermaid is 3.5 MB), and it shows without JavaScript, in print, and after Material's
-instant navigation, which swaps in the page's HTML as it is.
+instant navigation, which swaps in the page's HTML as it is. The browser (any Chrome-family
+one: ``build_support.browser``) is looked for only when a diagram is not in the cache.
 
 Mermaid is given Material's own diagram stylesheet (``themeCSS``, read from the installed
 theme), as Material does when it draws diagrams in the browser. That stylesheet colours the
@@ -29,8 +30,8 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+from build_support import browser
+
 MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
 CACHE = Path(".cache/diagrams")
 _MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"
@@ -154,12 +155,13 @@ def on_config(config):
 
 
 def _draw(drawing: _Drawing, diagrams: list[tuple[str, str]], where: str) -> list[str]:
-    """Run mermaid on ``(id, source)`` pairs in one headless chromium; return their SVGs."""
-    if not Path(CHROMIUM).is_file():
+    """Run mermaid on ``(id, source)`` pairs in one headless browser; return their SVGs."""
+    try:
+        browser.find()  # here, on a cache miss only: a build with every diagram cached needs none
+    except browser.BrowserNotFound as error:
         raise PluginError(
-            f"{where}: {len(diagrams)} diagram(s) to draw and no {CHROMIUM}: "
-            "`make build` and `make serve` install Debian's chromium (see README)"
-        )
+            f"{where}: {len(diagrams)} diagram(s) to draw (not in the cache), and {error}"
+        ) from None
     # Playwright's sync API refuses a thread that already runs an event loop (or another
     # sync_playwright, as in the browser tests): a thread of its own always works.
     with ThreadPoolExecutor(max_workers=1) as thread:
@@ -173,9 +175,9 @@ def _draw_in_chromium(drawing: _Drawing, diagrams: list[tuple[str, str]]) -> dic
     from playwright.sync_api import sync_playwright  # only when something is to be drawn
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chrome = browser.launch(playwright)
         try:
-            page = browser.new_page()
+            page = chrome.new_page()
             page.set_content(
                 '<!doctype html><html><body data-md-color-scheme="default">'
                 '<div class="md-typeset"></div></body></html>'
@@ -185,7 +187,7 @@ def _draw_in_chromium(drawing: _Drawing, diagrams: list[tuple[str, str]]) -> dic
             page.add_script_tag(path=drawing.mermaid)
             return page.evaluate(_DRAW, [drawing.theme_css, diagrams])
         finally:
-            browser.close()
+            chrome.close()
 
 
 def svgs_for(drawing: _Drawing, sources: list[str], where: str) -> list[str]:

@@ -1,7 +1,8 @@
-"""Headless Debian chromium against a site served on 127.0.0.1, and the publish step it reads.
+"""A headless browser against a site served on 127.0.0.1, and the publish step it reads.
 
-The server, chromium's settings and the publish step live in ``build_support.site_tools``,
-which the benchmarks share; this module adds what only the tests use.
+The server and the publish step live in ``build_support.site_tools``, the browser and its
+settings in ``build_support.browser`` (the benchmarks and the build share both); this module
+adds what only the tests use.
 """
 
 from __future__ import annotations
@@ -9,8 +10,6 @@ from __future__ import annotations
 import socket
 
 from build_support.site_tools import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     LOCAL_HOST,
     ROOT,
     built_pages,
@@ -23,8 +22,6 @@ from build_support.site_tools import (
 )
 
 __all__ = [
-    "CHROMIUM",
-    "CHROMIUM_ARGS",
     "LOCAL_HOST",
     "built_pages",
     "extract_branch",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -32,16 +33,32 @@ def expected_practice_output() -> str:
 
 @pytest.fixture(scope="session")
 def browser():
-    """Headless Debian chromium, one for the session: playwright's sync API allows one at a time
-    (the browser tests, the print test and the version tests share it)."""
+    """The headless browser ``build_support.browser`` finds, one for the session: playwright's
+    sync API allows one at a time (the browser tests, the print test and the version tests
+    share it)."""
     from playwright.sync_api import sync_playwright
 
-    from .browser import CHROMIUM, CHROMIUM_ARGS
+    from build_support.browser import launch
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = launch(playwright)
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def no_browser(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Nowhere ``build_support.browser`` looks holds a browser (no CHROMIUM, an empty PATH, HOME
+    and application folders); returns that environment, for a build run in a subprocess."""
+    from build_support import browser
+
+    empty = tmp_path_factory.mktemp("no-browser")
+    for name in (browser.ENV_VAR, "PLAYWRIGHT_BROWSERS_PATH", "XDG_CACHE_HOME", "LOCALAPPDATA"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("PATH", "HOME"):
+        monkeypatch.setenv(name, str(empty))
+    monkeypatch.setattr(browser, "MACOS_APP_FOLDERS", (empty,))
+    return dict(os.environ)
 
 
 @pytest.fixture(scope="session")

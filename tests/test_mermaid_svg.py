@@ -51,18 +51,19 @@ def test_the_key_covers_the_source_mermaid_and_material(drawing):
     assert drawing.stylesheets and all(p.name in drawing.fingerprint for p in drawing.stylesheets)
 
 
-def test_a_drawn_diagram_is_cached_and_reused_without_a_browser(drawing, monkeypatch):
+def test_a_drawn_diagram_is_cached_and_reused_without_a_browser(drawing, request):
     (svg,) = mermaid_svg.svgs_for(drawing, [SMALL], "page.md")
     assert svg.startswith("<svg") and "<title" in svg and "Two steps" in svg
     assert [p.name for p in drawing.cache.iterdir()] == [f"{drawing.key(SMALL)}.svg"]
-    monkeypatch.setattr(mermaid_svg, "CHROMIUM", "/nonexistent/chromium")
+    request.getfixturevalue("no_browser")
     assert mermaid_svg.svgs_for(drawing, [SMALL], "page.md") == [svg]
 
 
-def test_a_diagram_not_in_the_cache_needs_the_browser(drawing, monkeypatch):
-    monkeypatch.setattr(mermaid_svg, "CHROMIUM", "/nonexistent/chromium")
-    with pytest.raises(PluginError, match=r"page\.md: 1 diagram\(s\) to draw and no .*chromium"):
+def test_a_diagram_not_in_the_cache_needs_a_browser(drawing, no_browser):
+    failure = r"page\.md: 1 diagram\(s\) to draw \(not in the cache\), and no Chrome-family"
+    with pytest.raises(PluginError, match=failure) as raised:
         mermaid_svg.svgs_for(drawing, [SMALL], "page.md")
+    assert "playwright install chromium" in str(raised.value)
 
 
 def test_a_diagram_mermaid_cannot_parse_fails_naming_the_page(drawing):

@@ -1,0 +1,199 @@
+"""build_support.browser: where the project finds a Chrome-family browser, in which order, and
+what it says where there is none; a build whose diagrams are all cached needs no browser."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from build_support import browser
+
+from .helpers import ROOT
+
+FAKE_MAC_APPS = "Applications (system)"  # stands in for /Applications
+
+
+def stub(folder: Path, name: str, *, executable: bool = True) -> Path:
+    """An executable file called ``name`` (nothing runs it: discovery only looks)."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755 if executable else 0o644)
+    return path
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch) -> SimpleNamespace:
+    """An empty machine: PATH folders, a HOME and an /Applications of its own, no browser."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setattr(browser, "MACOS_APP_FOLDERS", (tmp_path / FAKE_MAC_APPS,))
+    return SimpleNamespace(
+        root=tmp_path,
+        home=home,
+        bin1=tmp_path / "bin1",
+        bin2=tmp_path / "bin2",
+        env={"PATH": f"{tmp_path / 'bin1'}{os.pathsep}{tmp_path / 'bin2'}", "HOME": str(home)},
+    )
+
+
+def test_nothing_found_says_what_to_install_on_each_system(machine):
+    with pytest.raises(browser.BrowserNotFound) as raised:
+        browser.find(machine.env)
+    message = str(raised.value)
+    assert message.startswith("no Chrome-family browser found.")
+    for expected in (
+        "Debian/Ubuntu: sudo apt-get install chromium",
+        "Fedora:        sudo dnf install chromium",
+        "macOS:         brew install --cask google-chrome",
+        "playwright install chromium",
+        "set CHROMIUM to a Chrome-family browser's path",
+        "chromium, chromium-browser, google-chrome, google-chrome-stable on PATH",
+        str(machine.home / "Applications"),
+    ):
+        assert expected in message
+    assert "apt-get update" not in message  # nothing is installed for the author
+
+
+@pytest.mark.parametrize("name", browser.PATH_NAMES)
+def test_each_name_on_path_is_found(machine, name):
+    path = stub(machine.bin2, name)
+    assert browser.find(machine.env) == browser.Found(path, f"PATH ({name})")
+
+
+def test_names_are_tried_in_order_before_path_folders(machine):
+    # google-chrome sits in the first PATH folder, chromium-browser in the second: the name
+    # earlier in the list wins, wherever it is on PATH.
+    stub(machine.bin1, "google-chrome")
+    second = stub(machine.bin2, "chromium-browser")
+    assert browser.find(machine.env).path == second
+
+
+def test_a_file_that_is_not_executable_is_passed_over(machine):
+    stub(machine.bin1, "chromium", executable=False)
+    wanted = stub(machine.bin2, "google-chrome-stable")
+    assert browser.find(machine.env).path == wanted
+
+
+def test_chromium_variable_comes_first_as_a_path_or_a_name(machine):
+    stub(machine.bin1, "chromium")
+    mine = stub(machine.root / "elsewhere", "my-chrome")
+    assert browser.find(machine.env | {"CHROMIUM": str(mine)}) == browser.Found(mine, "CHROMIUM")
+    on_path = stub(machine.bin2, "another-chrome")
+    assert browser.find(machine.env | {"CHROMIUM": "another-chrome"}).path == on_path
+
+
+def test_chromium_variable_that_finds_nothing_is_an_error_not_a_fallback(machine):
+    stub(machine.bin1, "chromium")
+    missing = machine.root / "no-such-browser"
+    with pytest.raises(browser.BrowserNotFound, match=rf"CHROMIUM={missing} is not an exec"):
+        browser.find(machine.env | {"CHROMIUM": str(missing)})
+
+
+def test_macos_applications_after_path(machine):
+    system_app = stub(machine.root / FAKE_MAC_APPS, browser.MACOS_APPS[1])  # Chromium.app
+    users_app = stub(machine.home / "Applications", browser.MACOS_APPS[0])  # Google Chrome.app
+    assert browser.find(machine.env) == browser.Found(system_app, "macOS applications")
+    system_app.unlink()
+    assert browser.find(machine.env).path == users_app
+    on_path = stub(machine.bin1, "chromium")
+    assert browser.find(machine.env).path == on_path
+
+
+def test_playwrights_own_chromium_last_newest_revision_first(machine):
+    folder = machine.root / "pw-browsers"
+    stub(folder / "chromium-1200", "chrome-linux/chrome")
+    newest = stub(folder / "chromium-1255", "chrome-linux64/chrome")
+    stub(folder / "firefox-1572", "firefox/firefox")
+    env = machine.env | {"PLAYWRIGHT_BROWSERS_PATH": str(folder)}
+    assert browser.find(env) == browser.Found(newest, "playwright (chromium-1255)")
+    app = stub(machine.home / "Applications", browser.MACOS_APPS[0])
+    assert browser.find(env).path == app  # anything installed by hand comes before it
+    app.unlink()
+    elsewhere = machine.root / "no-browsers-here"
+    with pytest.raises(browser.BrowserNotFound, match=f"playwright's chromium in {elsewhere}"):
+        browser.find(machine.env | {"PLAYWRIGHT_BROWSERS_PATH": str(elsewhere)})
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="playwright's default folder on Linux")
+def test_playwrights_default_folder_is_found_as_playwright_finds_it(machine):
+    default = stub(machine.home / ".cache/ms-playwright/chromium-1255", "chrome-linux64/chrome")
+    assert browser.find(machine.env).path == default
+    cache = machine.root / "xdg-cache"
+    elsewhere = stub(cache / "ms-playwright/chromium-1255", "chrome-linux64/chrome")
+    assert browser.find(machine.env | {"XDG_CACHE_HOME": str(cache)}).path == elsewhere
+
+
+def test_launch_uses_the_found_browser_and_the_one_set_of_arguments(machine, monkeypatch):
+    path = stub(machine.bin1, "chromium")
+    monkeypatch.setattr(os, "environ", machine.env)
+    launched = {}
+    chromium = SimpleNamespace(launch=lambda **options: launched.update(options) or "browser")
+    assert browser.launch(SimpleNamespace(chromium=chromium), timeout=5) == "browser"
+    assert launched == {"executable_path": str(path), "args": [*browser.LAUNCH_ARGS], "timeout": 5}
+
+
+def test_the_command_prints_the_browser_or_what_to_install(machine):
+    command = [sys.executable, "-m", "build_support.browser"]
+    found = subprocess.run(command, cwd=ROOT, env=machine.env, capture_output=True, text=True)
+    assert found.returncode == 1 and "Install one:" in found.stderr
+    path = stub(machine.bin1, "google-chrome")
+    found = subprocess.run(command, cwd=ROOT, env=machine.env, capture_output=True, text=True)
+    assert found.returncode == 0
+    assert found.stdout.strip() == f"{path}  (found by PATH (google-chrome))"
+
+
+# A site of one page with one diagram, built by mkdocs with the diagram hook alone.
+SITE_CONFIG = """\
+site_name: one diagram
+theme: {name: material}
+markdown_extensions:
+  - pymdownx.superfences:
+      custom_fences:
+        - name: mermaid
+          class: mermaid
+          format: !!python/name:pymdownx.superfences.fence_code_format
+hooks: [%s]
+"""
+PAGE = "# One diagram\n\n```mermaid\nflowchart LR\n  A[cached] --> B[drawn]\n```\n"
+
+
+def build(site: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in env.items() if k != "MERMAID_SVG_CACHE"}  # the site's own cache
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q"]
+    return subprocess.run(command, cwd=site, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_build_with_every_diagram_cached_needs_no_browser(tmp_path, request):
+    site = tmp_path / "site-src"
+    (site / "docs").mkdir(parents=True)
+    (site / "docs" / "index.md").write_text(PAGE)
+    (site / "mkdocs.yml").write_text(SITE_CONFIG % (ROOT / "hooks" / "mermaid_svg.py"))
+    (site / "node_modules").symlink_to(ROOT / "node_modules")
+    # /Applications cannot be hidden from a build in another process.
+    apps = [folder / app for folder in browser.MACOS_APP_FOLDERS for app in browser.MACOS_APPS]
+    if any(app.exists() for app in apps):
+        pytest.skip(f"a browser in {browser.MACOS_APP_FOLDERS[0]} is found by any build")
+
+    drawn = build(site, dict(os.environ))  # with this machine's browser: the diagram is drawn
+    assert drawn.returncode == 0, drawn.stderr
+    svg = (site / "site" / "index.html").read_text()
+    assert '<div class="course-diagram"><svg' in svg and '<pre class="mermaid"' not in svg
+
+    no_browser = request.getfixturevalue("no_browser")
+    (site / "site" / "index.html").unlink()
+    cached = build(site, no_browser)
+    assert cached.returncode == 0, cached.stderr
+    assert (site / "site" / "index.html").read_text() == svg
+
+    (site / "docs" / "index.md").write_text(PAGE.replace("[drawn]", "[not drawn yet]"))
+    missed = build(site, no_browser)
+    assert missed.returncode == 1
+    failure = "index.md: 1 diagram(s) to draw (not in the cache), and no Chrome-family browser"
+    assert failure in missed.stderr
+    assert "Install one:" in missed.stderr and "apt-get install chromium" in missed.stderr
