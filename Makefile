@@ -2,10 +2,11 @@
 #   .venv/          Python 3.11 virtual environment, synced from uv.lock (uv itself is pinned in it)
 #   node_modules/   npm packages pinned in package-lock.json: mermaid (draws the diagrams at build
 #                   time), axe-core and lighthouse (tests and benchmarks)
-#   chromium        Debian's browser, installed with apt-get when missing: mermaid draws the diagrams
-#                   in it when the site is built (hooks/mermaid_svg.py), and the tests drive it
-#   java            Debian's default-jre-headless, which runs the HTML validator (vnu.jar, npm)
-#   poppler-utils   pdftotext and pdftoppm, which read back the section printed to PDF
+# No target installs anything outside this folder, nor needs root. Found on the machine instead:
+#   a browser       any Chrome-family one (build_support/browser.py finds it): mermaid draws each
+#                   diagram not in the cache in it (hooks/mermaid_svg.py); the tests drive it
+#   java            runs the HTML validator (vnu.jar, npm); make test only
+#   pdftotext       poppler's, with pdftoppm: reads back the printed PDF; make test only
 
 PYTHON ?= python3
 VENV := .venv
@@ -19,9 +20,6 @@ export UV_LINK_MODE := copy
 # Timed comparisons take turns between numpy and JAX; OpenBLAS threads that spin ~0.1 s after
 # each numpy call would slow whichever comes next (see benchmarks/throughput.py). Sleep at once.
 export OPENBLAS_THREAD_TIMEOUT := 4
-CHROMIUM := /usr/bin/chromium
-JAVA := /usr/bin/java
-PDFTOTEXT := /usr/bin/pdftotext
 # The version is written once, in the section page's front matter; publishing reads it there.
 SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
 VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
@@ -30,7 +28,7 @@ VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
 # execution cache in .cache/execution/ (the results still refresh it). make publish always does.
 FRESH ?=
 
-.PHONY: setup serve build test lint bench publish print-version clean
+.PHONY: setup serve build test test-tools lint bench publish print-version clean
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
@@ -46,39 +44,38 @@ $(VENV)/.synced: pyproject.toml uv.lock hatch_build.py
 	@touch $@
 
 # --ignore-scripts: vnu-jar's postinstall would fetch a JRE from GitHub where no java is found;
-# make test installs Debian's instead. No other package needs a script.
+# the java on PATH runs it instead. No other package needs a script.
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-# Builds draw diagrams in Debian's chromium and the browser tests drive it (never a browser
-# downloaded by playwright).
-$(CHROMIUM):
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+# $(call require,COMMAND,WHAT FOR,DEBIAN/UBUNTU PACKAGE,FEDORA PACKAGE,MACOS COMMAND): stop
+# with what to install where COMMAND is not on PATH (installing it would need root).
+define require
+command -v $(1) >/dev/null 2>&1 || { printf '%s\n' "make test needs $(1) ($(2)); install it:" \
+  "  Debian/Ubuntu: sudo apt-get install $(3)" "  Fedora:        sudo dnf install $(4)" \
+  "  macOS:         $(5)" >&2; exit 1; }
+endef
 
-# The HTML validity test runs the W3C Nu validator (node_modules/vnu-jar) with Java.
-$(JAVA):
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless
-
-# The print test reads the PDF that chromium prints with poppler's pdftotext and pdftoppm.
-$(PDFTOTEXT):
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils
+## test-tools: check that make test's tools outside the folder are there (nothing is installed)
+test-tools: setup
+	@$(call require,java,runs the HTML validator,default-jre-headless,java-headless,brew install --cask temurin)
+	@$(call require,pdftotext,reads back the printed PDF,poppler-utils,poppler-utils,brew install poppler)
+	@$(call require,pdftoppm,reads back the printed PDF,poppler-utils,poppler-utils,brew install poppler)
+	@$(BIN)/python -m build_support.browser >/dev/null
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
 ## reusing every output whose ingredients did not change: see build_support/cache.py)
 DEV_ADDR ?= 127.0.0.1:8000
-serve: setup $(CHROMIUM)
+serve: setup
 	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
-build: setup $(CHROMIUM)
+build: setup
 	FRESH=$(FRESH) $(BIN)/mkdocs build --strict
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
-test: setup $(CHROMIUM) $(JAVA) $(PDFTOTEXT) lint
+test: setup test-tools lint
 	$(BIN)/pytest
 
 lint: setup
@@ -86,14 +83,14 @@ lint: setup
 	$(BIN)/ruff format --check .
 
 ## bench: build, then run every benchmark script in benchmarks/ (each prints its own figures)
-bench: build $(CHROMIUM)
+bench: build
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 ## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes),
 ## executed fresh, then print which outputs changed since the previous version on gh-pages
 # mike runs `mkdocs` from PATH, so the virtual environment goes first on it.
 MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
-publish: setup $(CHROMIUM)
+publish: setup
 	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
 	FRESH=1 PUBLISH_VERSION=$(VERSION) $(MIKE) deploy --update-aliases $(VERSION) latest
 	$(MIKE) set-default latest

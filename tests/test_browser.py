@@ -1,4 +1,4 @@
-"""The published site in headless Debian chromium: every page, light and dark.
+"""The published site in a headless browser (build_support.browser): every page, light and dark.
 
 Each page of the version that `make publish` deploys is loaded once per colour scheme, from a
 server on 127.0.0.1; any request to another host is aborted and recorded. The tests below then

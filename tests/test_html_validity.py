@@ -116,7 +116,7 @@ def _allowed_by(message: dict, name: str) -> Allowed | None:
 @pytest.fixture(scope="module")
 def validator_errors(built_site) -> list[dict]:
     java = shutil.which("java")
-    assert java, "no Java runtime: `make test` installs Debian's default-jre-headless"
+    assert java, "no java on PATH: `make test` says what to install (see README)"
     assert VNU_JAR.is_file(), f"{VNU_JAR} missing: run `make setup` (npm ci)"
     result = subprocess.run(
         [java, "-jar", str(VNU_JAR), "--format", "json", "--errors-only", "--skip-non-html"]
@@ -148,7 +148,7 @@ def test_the_section_page_has_no_validator_error_at_all_but_materials(validator_
 
 def test_the_sites_own_stylesheets_are_valid_css():
     java = shutil.which("java")
-    assert java, "no Java runtime: `make test` installs Debian's default-jre-headless"
+    assert java, "no java on PATH: `make test` says what to install (see README)"
     stylesheets = sorted((ROOT / "docs" / "assets" / "stylesheets").glob("*.css"))
     assert stylesheets
     result = subprocess.run(
