@@ -62,7 +62,7 @@ test-tools: setup
 	@$(call require,java,runs the HTML validator,default-jre-headless,java-headless,brew install --cask temurin)
 	@$(call require,pdftotext,reads back the printed PDF,poppler-utils,poppler-utils,brew install poppler)
 	@$(call require,pdftoppm,reads back the printed PDF,poppler-utils,poppler-utils,brew install poppler)
-	@$(BIN)/python -m build_support.browser >/dev/null
+	@$(BIN)/python -m build_support.browser "make test needs a browser (the browser tests drive it)" >/dev/null
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
 ## reusing every output whose ingredients did not change: see build_support/cache.py)

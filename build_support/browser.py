@@ -10,8 +10,9 @@ here installs or downloads a browser (no make target needs root). The first one 
 4. playwright's own chromium, where ``playwright install chromium`` put one: in
    ``PLAYWRIGHT_BROWSERS_PATH``, or playwright's default folder (newest revision first).
 
-``python -m build_support.browser`` prints the one found, or what to install. Standard library
-only: ``site_tools`` imports it, and the numeric tests run without the docs stack.
+``python -m build_support.browser [WHAT NEEDS ONE]`` prints the one found, or what to install.
+Standard library only: ``site_tools`` imports it, and the numeric tests run without the docs
+stack.
 """
 
 from __future__ import annotations
@@ -156,15 +157,16 @@ def _home(environ: Mapping[str, str]) -> Path:
     return Path(environ.get("HOME") or Path.home())
 
 
-def main() -> int:
+def main(needed_by: list[str]) -> int:
+    """Print the browser found; or, prefixed with what needs one (``needed_by``), what to do."""
     try:
         found = find()
     except BrowserNotFound as error:
-        print(error, file=sys.stderr)
+        print(": ".join([*needed_by, str(error)]), file=sys.stderr)
         return 1
     print(f"{found.path}  (found by {found.how})")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
