@@ -1,9 +1,11 @@
 """build_support.browser: where the project finds a Chrome-family browser, in which order, and
-what it says where there is none; a build whose diagrams are all cached needs no browser."""
+what it says where there is none; a build whose diagrams are all cached needs no browser; no
+make target installs anything (that would need root)."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from build_support import browser
+from build_support.site_tools import author_env
 
 from .helpers import ROOT
 
@@ -201,3 +204,18 @@ def test_a_build_with_every_diagram_cached_needs_no_browser(tmp_path, request):
     failure = "index.md: 1 diagram(s) to draw (not in the cache), and no Chrome-family browser"
     assert failure in missed.stderr
     assert "Install one:" in missed.stderr and "apt-get install chromium" in missed.stderr
+
+
+def test_no_make_target_runs_apt_get():
+    # Every command each target would run, set-up included (-B: as if nothing were up to date);
+    # quoted text (the install hints make test prints) is not a command.
+    targets = ["setup", "build", "serve", "test", "bench", "publish"]
+    dry_run = subprocess.run(
+        ["make", "-n", "-B", *targets], cwd=ROOT, env=author_env(), capture_output=True, text=True
+    )
+    assert dry_run.returncode == 0, dry_run.stderr
+    quoted = re.compile(r"'[^']*'" + r'|"[^"]*"')
+    commands = [quoted.sub("", line) for line in dry_run.stdout.splitlines()]
+    assert len(commands) > 10 and any("mkdocs build" in command for command in commands)
+    installing = re.compile(r"\b(apt-get|apt|dnf|brew)\b")
+    assert not [command for command in commands if installing.search(command)]
