@@ -12,27 +12,32 @@ diagram with Material's CSS variables, so one SVG follows the reader's colour sc
 toggle, like the rest of the page. The drawing page loads Material's stylesheets too, so labels
 are measured in the site's own fonts.
 
-Drawn SVGs are cached in ``.cache/diagrams/`` (``MERMAID_SVG_CACHE`` elsewhere), keyed on the
-diagram's source, mermaid's file, Material's stylesheets and this hook's drawing script: a
-rebuild with unchanged diagrams starts no browser. Any change to them draws again.
+Drawn SVGs are kept in the store's ``diagrams`` cache (build_support/store.py), keyed on the
+diagram's source, mermaid's file, Material's stylesheets, this hook's drawing script and the
+versions of the browser and of playwright: a rebuild with unchanged diagrams starts no browser
+(the browser's version is read once per browser install, with ``--version``). Any change to
+them draws again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import importlib.metadata
 import json
 import os
 import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from build_support.store import Cache, EntryFault, as_text, key_of
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
-CACHE = Path(".cache/diagrams")
 _MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"
 _DIAGRAM = re.compile(r'<pre class="mermaid"><code>(.*?)</code></pre>', re.DOTALL)
 
@@ -110,7 +115,7 @@ class _Drawing:
         self.mermaid = root / MERMAID
         if not self.mermaid.is_file():
             raise PluginError(f"{self.mermaid} is missing: run `make setup` (npm ci) first")
-        self.cache = Path(os.environ.get("MERMAID_SVG_CACHE") or root / CACHE)
+        self.cache = Cache.for_project("diagrams", root)
         material = _material_assets(config)
         self.stylesheets = sorted((material / "stylesheets").glob("*.min.css"))
         self.theme_css = _material_diagram_css(material / "javascripts")
@@ -119,11 +124,36 @@ class _Drawing:
             "stylesheets": [path.name for path in self.stylesheets],  # named by their hash
             "theme_css": self.theme_css,
             "draw": _DRAW,
+            "browser": browser_version(CHROMIUM, Cache.for_project("browser-version", root)),
+            "playwright": importlib.metadata.version("playwright"),
         }
         self.fingerprint = json.dumps(inputs, sort_keys=True)
 
     def key(self, source: str) -> str:
         return hashlib.sha256(f"{self.fingerprint}\n{source}".encode()).hexdigest()
+
+
+def browser_version(executable: str, cache: Cache) -> str:
+    """What ``executable --version`` prints (``Chromium 131.0.6778.85 ...``), read once per
+    install of the browser: its answer is kept in the store, keyed on the file's identity."""
+    path = Path(executable).resolve()
+    try:
+        stat = path.stat()
+    except OSError:
+        return f"no browser at {executable}"
+    key = key_of(str(path), str(stat.st_size), str(stat.st_mtime_ns))
+    version = cache.read_text(key)
+    if version is None:
+        try:
+            result = subprocess.run(
+                [executable, "--version"], capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"{executable} --version failed: {error}"  # a miss: drawing will say more
+        version = result.stdout.strip() or f"{executable} --version printed nothing"
+        if result.returncode == 0:
+            cache.write_text(key, version)
+    return version
 
 
 def _material_assets(config) -> Path:
@@ -188,23 +218,24 @@ def _draw_in_chromium(drawing: _Drawing, diagrams: list[tuple[str, str]]) -> dic
             browser.close()
 
 
+def as_svg(payload: bytes) -> str:
+    svg = as_text(payload)
+    if not svg.startswith("<svg"):
+        raise EntryFault("not an SVG")
+    return svg
+
+
 def svgs_for(drawing: _Drawing, sources: list[str], where: str) -> list[str]:
     """The SVG of each source, from the cache or drawn now (all misses in one browser)."""
     keys = [drawing.key(source) for source in sources]
-    files = [drawing.cache / f"{key}.svg" for key in keys]
-    missing = {
-        key: source
-        for key, source, file in zip(keys, sources, files, strict=True)
-        if not file.is_file()
-    }
+    svgs = {key: drawing.cache.read(key, as_svg).value for key in keys}
+    missing = {key: source for key, source in zip(keys, sources, strict=True) if not svgs[key]}
     if missing:
         ids = [(f"diagram-{key[:12]}", source) for key, source in missing.items()]
-        drawing.cache.mkdir(parents=True, exist_ok=True)
         for key, svg in zip(missing, _draw(drawing, ids, where), strict=True):
-            partial = drawing.cache / f"{key}.{os.getpid()}.partial"
-            partial.write_text(svg)
-            partial.replace(drawing.cache / f"{key}.svg")  # never a half-written entry
-    return [file.read_text() for file in files]
+            drawing.cache.write_text(key, svg)
+            svgs[key] = svg
+    return [svgs[key] for key in keys]
 
 
 def on_page_content(html_content, page, config, files):

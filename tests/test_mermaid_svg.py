@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import html
+import importlib.metadata
 import importlib.util
+import json
 import re
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -28,12 +31,16 @@ SMALL = "flowchart LR\n  accTitle: Two steps\n  accDescr: A leads to B.\n  A -->
 @pytest.fixture
 def drawing(tmp_path, monkeypatch) -> object:
     """The hook's drawing set-up for this project, with an empty cache of its own."""
-    monkeypatch.setenv("MERMAID_SVG_CACHE", str(tmp_path / "diagrams"))
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path))
     config = SimpleNamespace(
         config_file_path=str(ROOT / "mkdocs.yml"),
         theme=SimpleNamespace(dirs=[str(Path(material.__file__).parent / "templates")]),
     )
     return mermaid_svg._Drawing(config)
+
+
+def diagram_entries(drawing) -> list:
+    return drawing.cache.store.entries("diagrams")
 
 
 def page_with(*sources: str) -> str:
@@ -54,9 +61,24 @@ def test_the_key_covers_the_source_mermaid_and_material(drawing):
 def test_a_drawn_diagram_is_cached_and_reused_without_a_browser(drawing, monkeypatch):
     (svg,) = mermaid_svg.svgs_for(drawing, [SMALL], "page.md")
     assert svg.startswith("<svg") and "<title" in svg and "Two steps" in svg
-    assert [p.name for p in drawing.cache.iterdir()] == [f"{drawing.key(SMALL)}.svg"]
+    assert [path.name for path, _ in diagram_entries(drawing)] == [drawing.key(SMALL)]
     monkeypatch.setattr(mermaid_svg, "CHROMIUM", "/nonexistent/chromium")
     assert mermaid_svg.svgs_for(drawing, [SMALL], "page.md") == [svg]
+
+
+def test_a_diagram_entry_is_checksummed_an_edited_one_is_drawn_again(drawing):
+    (svg,) = mermaid_svg.svgs_for(drawing, [SMALL], "page.md")
+    [(entry, _)] = diagram_entries(drawing)
+    entry.write_bytes(entry.read_bytes().replace(b"Two steps", b"Tampered!"))
+    assert mermaid_svg.svgs_for(drawing, [SMALL], "page.md") == [svg]  # drawn again, not shown
+    assert b"Tampered!" not in entry.read_bytes()  # and stored again, whole
+
+
+def test_the_key_holds_the_browser_and_playwright_versions(drawing):
+    version = subprocess.run([mermaid_svg.CHROMIUM, "--version"], capture_output=True, text=True)
+    assert json.loads(drawing.fingerprint)["browser"] == version.stdout.strip()
+    assert json.loads(drawing.fingerprint)["playwright"] == importlib.metadata.version("playwright")
+    assert mermaid_svg.browser_version("/nonexistent/chromium", drawing.cache).startswith("no ")
 
 
 def test_a_diagram_not_in_the_cache_needs_the_browser(drawing, monkeypatch):
@@ -69,7 +91,7 @@ def test_a_diagram_mermaid_cannot_parse_fails_naming_the_page(drawing):
     failure = r"page\.md: mermaid could not draw diagram .*Parse error"
     with pytest.raises(PluginError, match=failure):
         mermaid_svg.svgs_for(drawing, ["flowchart TD\n  A[unclosed --> B"], "page.md")
-    assert list(drawing.cache.iterdir()) == []  # nothing cached for a failure
+    assert diagram_entries(drawing) == []  # nothing cached for a failure
 
 
 def test_page_gets_inline_svgs_with_ids_of_their_own(drawing, monkeypatch):
