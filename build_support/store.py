@@ -244,11 +244,13 @@ class Read:
 @dataclass
 class Cache:
     """One named cache in the store. Reads and writes never raise a store fault: a fault is a
-    miss (the block runs, the diagram is drawn, ...) reported in one line."""
+    miss (the block runs, the diagram is drawn, ...) reported in one line. Make one per build:
+    a cause is reported once per cache and build (a full disk fails every write, a store of
+    another user's every read), with the first entry it met."""
 
     name: str
     store: Store
-    _write_faults: set[str] = field(default_factory=set)
+    _reported: set[tuple[str, str]] = field(default_factory=set)
 
     @classmethod
     def for_project(cls, name: str, project_root: Path) -> Cache:
@@ -261,19 +263,22 @@ class Cache:
                 return Read()
             return Read(shape(entry.payload), entry.meta)
         except EntryFault as fault:
-            log.warning("%s: entry %s unusable (%s): a miss", self.name, key[:12], fault)
+            self._report("read", fault, "entry %s unusable (%s): a miss", key[:12])
             return Read(fault=str(fault))
 
     def write(self, key: str, payload: bytes, **meta: Any) -> bool:
-        """Store ``payload``; False (and one line per cause) when the store cannot."""
+        """Store ``payload``; False when the store cannot."""
         try:
             self.store.put(self.name, key, Entry(payload, meta))
             return True
         except WriteFault as fault:
-            if str(fault) not in self._write_faults:  # a full disk fails every write: say it once
-                self._write_faults.add(str(fault))
-                log.warning("%s: cannot store entries (%s): the build goes on", self.name, fault)
+            self._report("write", fault, "cannot store entries (%s): the build goes on")
             return False
+
+    def _report(self, kind: str, fault: StoreError, message: str, *where: str) -> None:
+        if (kind, str(fault)) not in self._reported:
+            self._reported.add((kind, str(fault)))
+            log.warning(f"%s: {message}", self.name, *where, fault)
 
     def read_text(self, key: str) -> str | None:
         return self.read(key, as_text).value

@@ -167,6 +167,14 @@ def trimmed_page(page_html: str, cache: Cache) -> str:
     return trimmed
 
 
+_cache: dict[str, Cache] = {}  # this build's (a fault is reported once per build)
+
+
+def on_config(config):
+    _cache["trim"] = Cache.for_project("notebook-trim", Path(config.config_file_path).parent)
+    return config
+
+
 def on_page_content(html_content, page, config, files):
     if '<div class="jupyter-wrapper">' not in html_content:
         return html_content  # not a page mkdocs-jupyter rendered
@@ -177,5 +185,4 @@ def on_page_content(html_content, page, config, files):
         )
     html_content = _MATHJAX.sub("", html_content)
     html_content = _MERMAID_LOADER.sub("", html_content)
-    cache = Cache.for_project("notebook-trim", Path(config.config_file_path).parent)
-    return trimmed_page(html_content, cache)
+    return trimmed_page(html_content, _cache["trim"])
