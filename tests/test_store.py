@@ -253,3 +253,16 @@ def test_a_strict_build_with_a_store_it_cannot_use_succeeds_and_says_why(tmp_pat
         )
     assert "Aborted" not in result.stderr and "WARNING -" not in result.stderr  # mkdocs' own
     assert "scalar multiply count = 12" in page(site, SECTION_PAGE).get_text()
+
+
+def test_the_tests_builds_each_start_from_an_empty_store_of_their_own(tmp_path, monkeypatch):
+    from build_support import site_tools
+
+    seen = []
+    monkeypatch.setattr(site_tools.subprocess, "run", lambda *a, env, **k: seen.append(env))
+    monkeypatch.setenv(store_module.ROOT_ENV, str(ROOT / ".cache"))  # an author's own setting
+    mkdocs_build(ROOT / "mkdocs.yml", tmp_path / "site")
+    assert seen[0][store_module.ROOT_ENV] == str(tmp_path / "site-cache")
+    assert not (tmp_path / "site-cache").exists()  # empty: nothing drawn, trimmed or built yet
+    assert site_tools.copy_env(tmp_path)[store_module.ROOT_ENV] == str(tmp_path / ".cache")
+    assert store_module.ROOT_ENV not in site_tools.author_env()  # make in a copy: the copy's own
