@@ -14,9 +14,9 @@ are measured in the site's own fonts.
 
 Drawn SVGs are kept in the store's ``diagrams`` cache (build_support/store.py), keyed on the
 diagram's source, mermaid's file, Material's stylesheets, this hook's drawing script and the
-versions of the browser and of playwright: a rebuild with unchanged diagrams starts no browser
-(the browser's version is read once per browser install, with ``--version``). Any change to
-them draws again.
+versions of the browser and of playwright, and the system's font folders (labels are measured
+in system fonts): a rebuild with unchanged diagrams starts no browser (the browser's version is
+read once per install of it, with ``--version``). Any change to them draws again.
 """
 
 from __future__ import annotations
@@ -126,6 +126,7 @@ class _Drawing:
             "draw": _DRAW,
             "browser": browser_version(CHROMIUM, Cache.for_project("browser-version", root)),
             "playwright": importlib.metadata.version("playwright"),
+            "fonts": fonts_fingerprint(),
         }
         self.fingerprint = json.dumps(inputs, sort_keys=True)
 
@@ -154,6 +155,22 @@ def browser_version(executable: str, cache: Cache) -> str:
         if result.returncode == 0:
             cache.write_text(key, version)
     return version
+
+
+FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.fonts", "~/.local/share/fonts")
+FONT_DIRS += ("/Library/Fonts", "/System/Library/Fonts", "~/Library/Fonts")  # macOS
+
+
+def fonts_fingerprint() -> str:
+    """The fonts the browser can measure labels in (the site sets ``font: false``: system
+    fonts), as the folders that hold them: adding, removing or replacing a font changes the
+    modification time of its folder. A walk of folders only, well under a millisecond."""
+    digest = hashlib.sha256()
+    for top in FONT_DIRS:
+        for folder, subfolders, _ in os.walk(os.path.expanduser(top)):
+            subfolders.sort()
+            digest.update(f"{folder} {os.stat(folder).st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def _material_assets(config) -> Path:

@@ -7,6 +7,7 @@ import html
 import importlib.metadata
 import importlib.util
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -109,3 +110,13 @@ def test_the_drawing_keeps_only_what_it_uses(drawing):
     assert "data-points" not in svg and 'style=""' not in svg
     assert ".sequenceNumber" not in svg  # Material's rules for other diagram types
     assert "var(--md-mermaid-node-bg-color)" in svg  # the colours follow the page's scheme
+
+
+def test_the_key_holds_the_font_folders(drawing, tmp_path, monkeypatch):
+    assert json.loads(drawing.fingerprint)["fonts"] == mermaid_svg.fonts_fingerprint()
+    monkeypatch.setattr(mermaid_svg, "FONT_DIRS", (str(tmp_path / "fonts"),))
+    (tmp_path / "fonts" / "truetype").mkdir(parents=True)
+    os.utime(tmp_path / "fonts" / "truetype", (1, 1))  # long ago: file times are coarse
+    before = mermaid_svg.fonts_fingerprint()
+    (tmp_path / "fonts" / "truetype" / "NewSans.ttf").write_bytes(b"a font installed")
+    assert mermaid_svg.fonts_fingerprint() != before
