@@ -92,6 +92,11 @@ def test_the_wheel_is_reproducible_and_cached_by_its_inputs(tmp_path, monkeypatc
     assert wheel_hook.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first  # read back
     files = [path for path in (tmp_path / "a").rglob("*") if path.is_file()]
     assert files == [stores[0].path("wheel", key)]  # one checksummed entry, no staging left
+    monkeypatch.undo()
+    entry = stores[0].path("wheel", key)
+    entry.write_bytes(entry.read_bytes()[:-100])  # truncated: never served, built again
+    assert wheel_hook.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first
+    assert stores[0].get("wheel", key).payload == first.content  # and stored again, whole
 
 
 def test_the_wheel_key_holds_uvs_version():
