@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import store as _store
+from . import named_cache, store
 
 FRESH_ENV = "FRESH"
 """``FRESH=1`` (``make build FRESH=1``): run everything; the results still refresh the cache."""
@@ -258,18 +258,18 @@ class ExecutionCache:
     name: str = "execution"
 
     def __post_init__(self) -> None:
-        self._cache = _store.Cache(self.name, _store.FileStore(self.root))
+        self._cache = named_cache.Cache(self.name, store.FileStore(self.root))
 
     @classmethod
     def for_project(cls, project_root: Path) -> ExecutionCache:
-        return cls(root=_store.store_root(project_root), read_enabled=not fresh())
+        return cls(root=store.store_root(project_root), read_enabled=not fresh())
 
     def load(self, key: str) -> Lookup:
         if not self.read_enabled:
             return Lookup(None)
         found = self._cache.read_mapping(key)
         if found.value is not None and found.value.get("key") != key:
-            _store.log.warning("%s: entry %s holds another key: a miss", self.name, key[:12])
+            named_cache.log.warning("%s: entry %s holds another key: a miss", self.name, key[:12])
         elif found.fault is None:
             return Lookup(found.value)
         self.corrupt_found.append(key)
@@ -280,11 +280,11 @@ class ExecutionCache:
 
     def last_ingredients(self, identity: str) -> dict[str, str] | None:
         """The ingredients this output (page + block) had the last time it was stored."""
-        return self._cache.read_mapping(_store.key_of("last", identity)).value
+        return self._cache.read_mapping(store.key_of("last", identity)).value
 
     def remember(self, identity: str, ingredients: dict[str, str]) -> None:
         if self.last_ingredients(identity) != ingredients:  # a read is cheaper than a write
-            self._cache.write_mapping(_store.key_of("last", identity), ingredients)
+            self._cache.write_mapping(store.key_of("last", identity), ingredients)
 
     def size_bytes(self) -> int:
-        return _store.FileStore(self.root).size_bytes(self.name)
+        return store.FileStore(self.root).size_bytes(self.name)

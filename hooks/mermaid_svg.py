@@ -33,7 +33,8 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from build_support.store import Cache, EntryFault, as_text, key_of
+from build_support.named_cache import Cache, as_text
+from build_support.store import EntryFault, key_of
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]

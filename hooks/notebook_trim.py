@@ -27,7 +27,8 @@ from pathlib import Path
 import tinycss2
 from mkdocs.exceptions import PluginError
 
-from build_support.store import Cache, key_of
+from build_support.named_cache import Cache
+from build_support.store import key_of
 
 _STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
 _MATHJAX = re.compile(

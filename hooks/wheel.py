@@ -36,7 +36,8 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils.meta import get_data
 
-from build_support.store import Cache, EntryFault, key_of, log
+from build_support.named_cache import Cache, log
+from build_support.store import EntryFault, key_of
 
 SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing.md"  # holds `version:` (see the Makefile)
 # Everything the wheel is built from (hatch_build.py reads the version from the section page

@@ -9,7 +9,8 @@ import pytest
 import tinycss2
 from mkdocs.exceptions import PluginError
 
-from build_support.store import Cache, Entry, FileStore
+from build_support.named_cache import Cache
+from build_support.store import Entry, FileStore
 
 from .helpers import ROOT, page
 

@@ -1,4 +1,5 @@
-"""The one store behind every cache (build_support/store.py): a fault is a miss with one line.
+"""The one store behind every cache (build_support/store.py, named_cache.py): a fault is a miss
+with one line.
 
 Each fault the issue lists is made here for real where it can be (an entry of the wrong shape, a
 folder in its place, an entry another user cannot read: a read as the unprivileged ``nobody``)
@@ -21,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from build_support import named_cache
 from build_support import store as store_module
 from build_support.cache import ExecutionCache
-from build_support.store import Cache, Entry, FileStore, key_of
+from build_support.named_cache import Cache
+from build_support.store import Entry, FileStore, key_of
 
 from .helpers import ROOT, SECTION_PAGE, mkdocs_build, page
 
@@ -50,7 +53,7 @@ def test_an_entry_reads_back_as_written_checksummed(files, lines):
     cache = Cache("diagrams", files)
     assert cache.read_text(KEY) is None and lines() == []  # a plain miss says nothing
     assert cache.write_text(KEY, "<svg/>", drawn_by="test")
-    found = cache.read(KEY, store_module.as_text)
+    found = cache.read(KEY, named_cache.as_text)
     assert (found.value, found.meta, found.fault) == ("<svg/>", {"drawn_by": "test"}, None)
     path = files.path("diagrams", KEY)
     header = json.loads(path.read_bytes().split(b"\n", 1)[0])
@@ -111,7 +114,8 @@ def test_entries_are_group_readable_not_0600(files, monkeypatch):
 _READ_AS_NOBODY = """
 import os, sys
 from pathlib import Path
-from build_support.store import Cache, FileStore
+from build_support.named_cache import Cache
+from build_support.store import FileStore
 os.setgid(65534)
 os.setuid(65534)  # from here on, the reads are another user's
 cache = Cache("execution", FileStore(Path(sys.argv[1])))
@@ -224,9 +228,8 @@ def test_a_key_the_store_cannot_name_a_file_by_is_refused(files):
 
 
 def test_the_fault_line_is_outside_the_logger_tree_that_strict_counts():
-    assert store_module.log.name == "course.store"
-    assert not store_module.log.name.startswith("mkdocs")
-    assert logging.getLogger("mkdocs") not in _ancestors(store_module.log)
+    assert named_cache.log.name == "course.store"
+    assert logging.getLogger("mkdocs") not in _ancestors(named_cache.log)
 
 
 def _ancestors(logger: logging.Logger) -> list[logging.Logger]:

@@ -16,7 +16,8 @@ from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
-from build_support.store import Cache, FileStore, key_of
+from build_support.named_cache import Cache
+from build_support.store import FileStore, key_of
 from examples import DISTRIBUTION
 
 from .browser import section_version
