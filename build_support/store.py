@@ -142,7 +142,8 @@ class FileStore(Store):
             os.replace(temporary, path)  # atomic: readers see the old entry or the new one
         except OSError as error:
             if temporary is not None:
-                Path(temporary).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    Path(temporary).unlink()
             raise WriteFault(_cause(error)) from error
 
     def entries(self, cache: str = "*") -> list[tuple[Path, os.stat_result]]:
@@ -164,7 +165,8 @@ class FileStore(Store):
         now, removed = time.time(), 0
         for path, stat in entries:
             if path.name.startswith(".tmp-") and now - stat.st_mtime > STALE_TEMP_S:
-                path.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # a read-only store is pruned by no one
+                    path.unlink()
         total = sum(stat.st_size for _, stat in entries)
         if total <= limit_bytes:
             return 0

@@ -204,6 +204,22 @@ def test_pruning_keeps_the_store_bounded_and_the_recently_used(files, tmp_path):
     assert all(path.read_text() == "not the store's" for path in foreign)  # never touched
 
 
+def test_pruning_a_store_that_cannot_be_changed_leaves_it_and_goes_on(files, monkeypatch):
+    for n in range(3):
+        files.put("diagrams", key_of(str(n)), Entry(b"x" * 1000))
+    stale_temp = files.path("diagrams", key_of("0")).with_name(".tmp-old")
+    stale_temp.write_bytes(b"half")
+    os.utime(stale_temp, (1, 1))
+
+    def read_only(self, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(Path, "unlink", read_only)
+    assert files.prune(limit_bytes=100) == 0  # nothing could go, and the build is not failed
+    monkeypatch.undo()
+    assert len(files.entries()) == 4
+
+
 def test_make_clean_empties_the_store_wherever_it_is(tmp_path):
     elsewhere = tmp_path / "shared-cache"
     FileStore(elsewhere).put("wheel", KEY, Entry(b"PK"))
