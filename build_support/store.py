@@ -150,7 +150,8 @@ class FileStore(Store):
         """Every file of the store's own layout (nothing else under the root is touched)."""
         found = []
         for path in self.root.glob(f"{cache}/??/*"):
-            if _KEY.fullmatch(path.name) or path.name.startswith(".tmp-"):
+            entry = _KEY.fullmatch(path.name) and path.name[:2] == path.parent.name
+            if entry or path.name.startswith(".tmp-"):
                 try:
                     found.append((path, path.stat()))
                 except OSError:

@@ -189,7 +189,7 @@ def test_pruning_keeps_the_store_bounded_and_the_recently_used(files, tmp_path):
     stale_temp = files.path("execution", keys[1]).with_name(".tmp-left-by-a-crash")
     stale_temp.write_bytes(b"half")
     os.utime(stale_temp, (1, 1))
-    foreign = [files.root / "reader-venv" / "bin" / "python", files.root / "notes.txt"]
+    foreign = [files.root / "reader-venv" / "ab" / "activate_this", files.root / "notes.txt"]
     for path in foreign:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("not the store's")
