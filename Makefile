@@ -26,9 +26,9 @@ PDFTOTEXT := /usr/bin/pdftotext
 SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
 VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
 
-# FRESH=1 (make build FRESH=1): execute every block and notebook, reusing nothing from the
-# cache store in .cache/ (COURSE_CACHE_DIR elsewhere; the results still refresh it). make publish
-# always does.
+# FRESH=1 (make build FRESH=1): execute every block and notebook, reusing no executed output
+# from the cache store in .cache/ (COURSE_CACHE_DIR elsewhere; the results still refresh it).
+# make publish always does.
 FRESH ?=
 
 .PHONY: setup serve build test lint bench publish print-version clean
