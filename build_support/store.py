@@ -44,8 +44,20 @@ PRUNE_TO = 0.75  # pruning goes below the bound, so that the next builds need no
 STALE_TEMP_S = 3600  # a temporary file this old was left by a writer that died
 
 _KEY = re.compile(r"[0-9A-Za-z_-]{8,128}")
-_UMASK = os.umask(0)
-os.umask(_UMASK)
+
+
+def _read_umask() -> int:
+    # Linux shows it; elsewhere set-and-restore (briefly 0 for the whole process: import time).
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _read_umask()
 
 
 class StoreError(Exception):
