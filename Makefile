@@ -24,8 +24,9 @@ export OPENBLAS_THREAD_TIMEOUT := 4
 SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
 VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
 
-# FRESH=1 (make build FRESH=1): execute every block and notebook, reusing nothing from the
-# execution cache in .cache/execution/ (the results still refresh it). make publish always does.
+# FRESH=1 (make build FRESH=1): execute every block and notebook, reusing no executed output
+# from the cache store in .cache/ (COURSE_CACHE_DIR elsewhere; the results still refresh it).
+# make publish always does.
 FRESH ?=
 
 .PHONY: setup serve build test test-tools lint bench publish print-version clean
@@ -99,6 +100,9 @@ publish: setup
 print-version:
 	@echo $(VERSION)
 
-## clean: remove the built site and every cache (.cache/: the execution cache and others)
+## clean: remove the built site and every cache (.cache/; the store's entries at $COURSE_CACHE_DIR)
+# The store's own command deletes only the files of its layout: COURSE_CACHE_DIR may name a
+# folder that holds other things (~/.cache).
 clean:
+	$(PYTHON) -m build_support.store clear
 	rm -rf site .cache .pytest_cache .ruff_cache .hypothesis

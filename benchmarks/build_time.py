@@ -1,6 +1,6 @@
-"""Build time: the strict build with nothing changed (every output reused from the execution
-cache) and the cold build (everything executed), against a one-page Material build, same venv,
-same run, in turns.
+"""Build time: the strict build with nothing changed (every output reused from the cache
+store) and the cold build (an empty store: everything executed, drawn and built), against a
+one-page Material build, same venv, same run, in turns.
 
 The one-page site is the floor: starting MkDocs and Material and writing the theme's files.
 Target: a no-change build at most 3x the floor; the cold build is printed beside it. Also
@@ -62,7 +62,7 @@ def main() -> None:
         (one_page / "docs").mkdir(parents=True)
         (one_page / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
         (one_page / "docs" / "index.md").write_text("# One page\n\nNothing to run.\n")
-        cache = Path(tmp, "execution-cache")
+        cache = Path(tmp, "cache")  # the store of every cache: cold means all of them empty
         site = Path(tmp, "site")
         full = ROOT / "mkdocs.yml"
         times: dict[str, list[float]] = {"one-page": [], "no change": [], "cold": []}

@@ -1,9 +1,10 @@
 """What drawing the diagrams at build time costs, with and without the cache of drawn SVGs.
 
 hooks/mermaid_svg.py has mermaid draw each diagram in headless chromium when the site is
-built, and keeps the SVG in .cache/diagrams/. This times, in turns, full strict builds with
-an empty cache (every diagram drawn: chromium started, mermaid loaded) and with a warm one (no
-browser started), and the drawing step alone. Target: with a warm cache the drawing step
+built, and keeps the SVG in the store's diagrams cache (build_support/store.py). This times, in
+turns, full strict builds with no diagram in the store (every diagram drawn: chromium started,
+mermaid loaded; the store's other caches warm) and with every one (no browser started), and the
+drawing step alone. Target: with a warm cache the drawing step
 takes at most 0.05 s (no browser starts).
 
     python benchmarks/diagram_cache.py [--repeats 3]
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -23,6 +25,7 @@ from types import SimpleNamespace
 import material
 
 from build_support.site_tools import ROOT, mkdocs_build
+from build_support.store import ROOT_ENV
 from examples import BATCH, sequential_vs_parallel_flowchart
 
 MAX_WARM_DRAW_S = 0.05  # reading cached SVGs: no browser may start
@@ -36,9 +39,8 @@ def _hook():
 
 
 def build_seconds(site_dir: Path, cache: Path) -> float:
-    os.environ["MERMAID_SVG_CACHE"] = str(cache)
     start = time.perf_counter()
-    result = mkdocs_build(ROOT / "mkdocs.yml", site_dir)
+    result = mkdocs_build(ROOT / "mkdocs.yml", site_dir, cache_dir=cache)
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"strict build failed:\n{result.stderr}")
@@ -61,11 +63,12 @@ def main() -> None:
         warm_cache = Path(tmp, "warm")
         build_seconds(Path(tmp, "site"), warm_cache)  # fills the warm cache
         for run in range(args.repeats):  # in turns, so a busy spell slows both alike
-            cold_cache = Path(tmp, f"cold-{run}")
+            cold_cache = Path(tmp, f"cold-{run}")  # the warm store without its diagrams
+            shutil.copytree(warm_cache, cold_cache, ignore=shutil.ignore_patterns("diagrams"))
             times["cold build"].append(build_seconds(Path(tmp, "site"), cold_cache))
             times["warm build"].append(build_seconds(Path(tmp, "site"), warm_cache))
             for name, cache in (("cold draw", Path(tmp, f"draw-{run}")), ("warm draw", warm_cache)):
-                os.environ["MERMAID_SVG_CACHE"] = str(cache)
+                os.environ[ROOT_ENV] = str(cache)
                 config = SimpleNamespace(
                     config_file_path=str(ROOT / "mkdocs.yml"),
                     theme=SimpleNamespace(dirs=[str(Path(material.__file__).parent / "templates")]),
@@ -76,7 +79,7 @@ def main() -> None:
                 start = time.perf_counter()
                 hook.svgs_for(drawing, [source], "benchmark")
                 times[name].append(time.perf_counter() - start)
-    os.environ.pop("MERMAID_SVG_CACHE")
+    os.environ.pop(ROOT_ENV)
 
     print(
         f"# benchmarks/diagram_cache.py: median of {args.repeats}, load average {os.getloadavg()}"

@@ -14,10 +14,9 @@ a number of CPU devices), the installed JAX plugin distributions (``jax-cuda12-p
 ``libtpu``, ...: what JAX can pick from), the accelerators the OS shows (NVIDIA and AMD device
 files, ``CUDA_VISIBLE_DEVICES``) and the CPU. JAX picks its default backend from exactly these.
 
-Entries are JSON files under ``.cache/execution/`` (``EXECUTION_CACHE_DIR`` elsewhere), each
-holding its payload's SHA-256: a truncated or edited entry fails the check and is run again.
-Writes go to a temporary file in the same folder, then ``os.replace``: a reader (or a second
-build) sees the old entry or the new one, never half of one.
+Entries are JSON mappings in the store's ``execution`` cache (build_support/store.py: under
+``.cache/``, or ``$COURSE_CACHE_DIR``), checksummed and written atomically there: an entry that
+is truncated, edited, unreadable or not a mapping is a miss, and the output runs again.
 """
 
 from __future__ import annotations
@@ -29,12 +28,12 @@ import os
 import platform
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CACHE_DIR_ENV = "EXECUTION_CACHE_DIR"
+from . import named_cache, store
+
 FRESH_ENV = "FRESH"
 """``FRESH=1`` (``make build FRESH=1``): run everything; the results still refresh the cache."""
 
@@ -245,80 +244,47 @@ def _reason(name: str, before: str | None, after: str | None) -> str:
 @dataclass
 class Lookup:
     payload: dict[str, Any] | None
-    corrupt: bool = False
+    corrupt: bool = False  # an entry was there but could not be used: a miss all the same
 
 
 @dataclass
 class ExecutionCache:
+    """Executed outputs (``store``/``load``) and each output's last ingredients (``remember``),
+    in the store under ``root``; a fault is a miss, reported once by the store."""
+
     root: Path
     read_enabled: bool = True
     corrupt_found: list[str] = field(default_factory=list)
+    name: str = "execution"
+
+    def __post_init__(self) -> None:
+        self._cache = named_cache.Cache(self.name, store.FileStore(self.root))
 
     @classmethod
     def for_project(cls, project_root: Path) -> ExecutionCache:
-        root = Path(os.environ.get(CACHE_DIR_ENV) or project_root / ".cache" / "execution")
-        return cls(root=root, read_enabled=not fresh())
-
-    def _entry_path(self, key: str) -> Path:
-        return self.root / "entries" / key[:2] / f"{key}.json"
-
-    def _last_path(self, identity: str) -> Path:
-        return self.root / "last" / f"{digest(identity)[:32]}.json"
+        return cls(root=store.store_root(project_root), read_enabled=not fresh())
 
     def load(self, key: str) -> Lookup:
         if not self.read_enabled:
             return Lookup(None)
-        payload = _read_checked(self._entry_path(key))
-        if payload is _CORRUPT:
-            self.corrupt_found.append(key)
-            return Lookup(None, corrupt=True)
-        if payload is not None and payload.get("key") != key:
-            return Lookup(None, corrupt=True)
-        return Lookup(payload)
+        found = self._cache.read_mapping(key)
+        if found.value is not None and found.value.get("key") != key:
+            named_cache.log.warning("%s: entry %s holds another key: a miss", self.name, key[:12])
+        elif found.fault is None:
+            return Lookup(found.value)
+        self.corrupt_found.append(key)
+        return Lookup(None, corrupt=True)
 
     def store(self, key: str, payload: dict[str, Any]) -> None:
-        _write_checked(self._entry_path(key), {**payload, "key": key})
+        self._cache.write_mapping(key, {**payload, "key": key})
 
     def last_ingredients(self, identity: str) -> dict[str, str] | None:
         """The ingredients this output (page + block) had the last time it was stored."""
-        payload = _read_checked(self._last_path(identity))
-        return payload if isinstance(payload, dict) else None
+        return self._cache.read_mapping(store.key_of("last", identity)).value
 
     def remember(self, identity: str, ingredients: dict[str, str]) -> None:
         if self.last_ingredients(identity) != ingredients:  # a read is cheaper than a write
-            _write_checked(self._last_path(identity), ingredients)
+            self._cache.write_mapping(store.key_of("last", identity), ingredients)
 
     def size_bytes(self) -> int:
-        return sum(path.stat().st_size for path in self.root.rglob("*.json"))
-
-
-_CORRUPT = object()
-
-
-def _read_checked(path: Path) -> Any:
-    """The payload stored at ``path``; None when absent; ``_CORRUPT`` when it fails its check."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return None
-    try:
-        envelope = json.loads(text)
-        payload = envelope["payload"]
-        if envelope["sha256"] != digest(canonical(payload)):
-            return _CORRUPT
-    except (ValueError, KeyError, TypeError):
-        return _CORRUPT
-    return payload
-
-
-def _write_checked(path: Path, payload: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    envelope = {"sha256": digest(canonical(payload)), "payload": payload}
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w") as file:
-            json.dump(envelope, file)
-        os.replace(temporary, path)  # atomic: readers see the old entry or the new one
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        return store.FileStore(self.root).size_bytes(self.name)

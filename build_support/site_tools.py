@@ -19,12 +19,12 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .store import ROOT_ENV as CACHE_ROOT_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 
 LOCAL_HOST = "127.0.0.1"
 SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
-# Builds of copies reuse the checkout's wheel cache: its entries are keyed on their content.
-WHEEL_CACHE = ROOT / ".cache" / "wheel"
 # The same switches as the Makefile (see there).
 BUILD_ENV = {
     "NO_MKDOCS_2_WARNING": "1",
@@ -50,8 +50,8 @@ def copy_project(destination: Path) -> Path:
 
 
 def copy_env(project: Path) -> dict[str, str]:
-    """The copy's package first on PYTHONPATH (see STACK-NOTES), and its own cache."""
-    return {"PYTHONPATH": str(project), "EXECUTION_CACHE_DIR": str(project / ".cache/execution")}
+    """The copy's package first on PYTHONPATH (see STACK-NOTES), and its own store of caches."""
+    return {"PYTHONPATH": str(project), CACHE_ROOT_ENV: str(project / ".cache")}
 
 
 def mkdocs_build(
@@ -65,13 +65,14 @@ def mkdocs_build(
 ) -> subprocess.CompletedProcess[str]:
     """Run the strict build, the only build, and return what it printed.
 
-    ``fresh`` (the default, as in CI): execute everything, reuse nothing. The execution cache
-    goes to ``cache_dir`` (default: beside ``site_dir``), never into the checkout's ``.cache``.
+    ``fresh`` (the default, as in CI): execute everything, reuse nothing. Every cache (the
+    store: outputs, diagrams, trimmed pages, the wheel) lives in ``cache_dir`` (default: beside
+    ``site_dir``, so a fresh build starts from an empty one), never in the checkout's ``.cache``:
+    a new browser or tinycss2 is exercised by the tests, not hidden by the checkout's entries.
     """
-    cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-execution-cache"
-    build_env = {**os.environ, **BUILD_ENV, "EXECUTION_CACHE_DIR": str(cache_dir)}
+    cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-cache"
+    build_env = {**os.environ, **BUILD_ENV, CACHE_ROOT_ENV: str(cache_dir)}
     build_env["FRESH"] = "1" if fresh else ""
-    build_env.setdefault("COURSE_WHEEL_CACHE", str(WHEEL_CACHE))
     build_env |= env or {}
     return subprocess.run(
         [
@@ -148,7 +149,7 @@ def author_env() -> dict[str, str]:
     for role in ("AUTHOR", "COMMITTER"):  # mike commits to gh-pages
         env[f"GIT_{role}_NAME"] = "course-tests"
         env[f"GIT_{role}_EMAIL"] = "tests@example.invalid"
-    env.setdefault("COURSE_WHEEL_CACHE", str(WHEEL_CACHE))
+    env.pop(CACHE_ROOT_ENV, None)  # a copy's builds use the copy's own .cache/, empty at first
     return env  # the Makefile sets the build's own switches
 
 
@@ -175,8 +176,7 @@ def publish_copy(workdir: Path) -> Path:
             shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(source, repo / name)  # keeps mtimes: the set-up stamps stay fresh
-    (ROOT / ".cache").mkdir(exist_ok=True)
-    for name in (".venv", "node_modules", ".cache"):  # .cache: diagrams drawn (mermaid_svg.py)
+    for name in (".venv", "node_modules"):  # not .cache: a publish starts from an empty store
         (repo / name).symlink_to(ROOT / name)
     run_in(repo, "git", "init", "-q", "-b", "main")
     run_in(repo, "git", "add", "-A")

@@ -13,27 +13,33 @@ diagram with Material's CSS variables, so one SVG follows the reader's colour sc
 toggle, like the rest of the page. The drawing page loads Material's stylesheets too, so labels
 are measured in the site's own fonts.
 
-Drawn SVGs are cached in ``.cache/diagrams/`` (``MERMAID_SVG_CACHE`` elsewhere), keyed on the
-diagram's source, mermaid's file, Material's stylesheets and this hook's drawing script: a
-rebuild with unchanged diagrams starts no browser. Any change to them draws again.
+Drawn SVGs are kept in the store's ``diagrams`` cache (build_support/store.py), keyed on the
+diagram's source, mermaid's file, Material's stylesheets, this hook's drawing script, playwright's
+version and the system's font folders (labels are measured in system fonts). Each entry holds the
+version of the browser that drew it: where a browser is found, an entry drawn by another version
+is drawn again; where none is, a cached diagram is still shown (nothing could draw another), so a
+rebuild with unchanged diagrams needs no browser. Any other change draws again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import importlib.metadata
 import json
 import os
 import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
 from build_support import browser
+from build_support.named_cache import Cache, as_mapping
+from build_support.store import EntryFault, key_of
 
 MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
-CACHE = Path(".cache/diagrams")
 _MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"
 _DIAGRAM = re.compile(r'<pre class="mermaid"><code>(.*?)</code></pre>', re.DOTALL)
 
@@ -111,7 +117,7 @@ class _Drawing:
         self.mermaid = root / MERMAID
         if not self.mermaid.is_file():
             raise PluginError(f"{self.mermaid} is missing: run `make setup` (npm ci) first")
-        self.cache = Path(os.environ.get("MERMAID_SVG_CACHE") or root / CACHE)
+        self.cache = Cache.for_project("diagrams", root)
         material = _material_assets(config)
         self.stylesheets = sorted((material / "stylesheets").glob("*.min.css"))
         self.theme_css = _material_diagram_css(material / "javascripts")
@@ -120,11 +126,61 @@ class _Drawing:
             "stylesheets": [path.name for path in self.stylesheets],  # named by their hash
             "theme_css": self.theme_css,
             "draw": _DRAW,
+            "playwright": importlib.metadata.version("playwright"),
+            "fonts": fonts_fingerprint(),
         }
         self.fingerprint = json.dumps(inputs, sort_keys=True)
+        # The browser that would draw now, if any: an entry drawn by another version is a miss.
+        # Its version is checked, not keyed: a build whose diagrams are all cached needs no
+        # browser, and where none is found no drawing could differ from the cached one.
+        try:
+            found = browser.find().path
+        except browser.BrowserNotFound:
+            self.browser = None
+        else:
+            self.browser = browser_version(str(found), Cache.for_project("browser-version", root))
 
     def key(self, source: str) -> str:
         return hashlib.sha256(f"{self.fingerprint}\n{source}".encode()).hexdigest()
+
+
+def browser_version(executable: str, cache: Cache) -> str:
+    """What ``executable --version`` prints (``Chromium 131.0.6778.85 ...``), read once per
+    install of the browser: its answer is kept in the store, keyed on the file's identity."""
+    path = Path(executable).resolve()
+    try:
+        stat = path.stat()
+    except OSError:
+        return f"no browser at {executable}"
+    key = key_of(str(path), str(stat.st_size), str(stat.st_mtime_ns))
+    version = cache.read_text(key)
+    if version is None:
+        try:
+            result = subprocess.run(
+                [executable, "--version"], capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"{executable} --version failed: {error}"  # a miss: drawing will say more
+        version = result.stdout.strip() or f"{executable} --version printed nothing"
+        if result.returncode == 0:
+            cache.write_text(key, version)
+    return version
+
+
+FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.fonts", "~/.local/share/fonts")
+FONT_DIRS += ("/Library/Fonts", "/System/Library/Fonts", "~/Library/Fonts")  # macOS
+
+
+def fonts_fingerprint() -> str:
+    """The fonts the browser can measure labels in (the site sets ``font: false``: system
+    fonts), as the folders that hold them: adding, removing or replacing a font changes the
+    modification time of its folder. A walk of folders only, well under a millisecond."""
+    digest = hashlib.sha256()
+    for top in FONT_DIRS:
+        for folder, subfolders, _ in os.walk(os.path.expanduser(top)):
+            subfolders.sort()
+            digest.update(f"{folder} {os.stat(folder).st_mtime_ns}\n".encode())
+    return digest.hexdigest()
 
 
 def _material_assets(config) -> Path:
@@ -190,23 +246,33 @@ def _draw_in_chromium(drawing: _Drawing, diagrams: list[tuple[str, str]]) -> dic
             chrome.close()
 
 
+def as_drawing(payload: bytes) -> dict[str, str]:
+    """A stored drawing: ``{"svg": ..., "browser": <the version that drew it>}``."""
+    drawn = as_mapping(payload)
+    svg, drew = drawn.get("svg"), drawn.get("browser")
+    if not (isinstance(svg, str) and svg.startswith("<svg") and isinstance(drew, str)):
+        raise EntryFault("not a drawn SVG with its browser's version")
+    return drawn
+
+
 def svgs_for(drawing: _Drawing, sources: list[str], where: str) -> list[str]:
     """The SVG of each source, from the cache or drawn now (all misses in one browser)."""
     keys = [drawing.key(source) for source in sources]
-    files = [drawing.cache / f"{key}.svg" for key in keys]
-    missing = {
-        key: source
-        for key, source, file in zip(keys, sources, files, strict=True)
-        if not file.is_file()
-    }
+    svgs = {key: _cached_svg(drawing, key) for key in keys}
+    missing = {key: source for key, source in zip(keys, sources, strict=True) if not svgs[key]}
     if missing:
         ids = [(f"diagram-{key[:12]}", source) for key, source in missing.items()]
-        drawing.cache.mkdir(parents=True, exist_ok=True)
         for key, svg in zip(missing, _draw(drawing, ids, where), strict=True):
-            partial = drawing.cache / f"{key}.{os.getpid()}.partial"
-            partial.write_text(svg)
-            partial.replace(drawing.cache / f"{key}.svg")  # never a half-written entry
-    return [file.read_text() for file in files]
+            drawing.cache.write_mapping(key, {"svg": svg, "browser": drawing.browser or "unknown"})
+            svgs[key] = svg
+    return [svgs[key] for key in keys]
+
+
+def _cached_svg(drawing: _Drawing, key: str) -> str | None:
+    drawn = drawing.cache.read(key, as_drawing).value
+    if drawn is None or drawing.browser not in (None, drawn["browser"]):
+        return None  # not drawn yet, or by another version of the browser found now
+    return drawn["svg"]
 
 
 def on_page_content(html_content, page, config, files):

@@ -12,20 +12,23 @@ So, once mkdocs-jupyter has rendered a notebook page, this hook
 - drops the MathJax loader and its configuration, and the cdnjs mermaid loader. A notebook
   whose output is a mermaid diagram fails the build instead of drawing nothing.
 
-Parsing JupyterLab's stylesheet takes most of a second, so a trimmed page is kept in
-``.cache/notebook-trim/``, keyed on the page as rendered and this hook's own source: a rebuild
-with an unchanged notebook page reads it back.
+Parsing JupyterLab's stylesheet takes most of a second, so a trimmed page is kept in the
+store's ``notebook-trim`` cache (build_support/store.py), keyed on the page as rendered, this
+hook's own source and the versions of tinycss2 and Python: a rebuild with an unchanged notebook
+page reads it back.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
+import platform
 import re
 from pathlib import Path
 
 import tinycss2
 from mkdocs.exceptions import PluginError
+
+from build_support.named_cache import Cache
+from build_support.store import key_of
 
 _STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
 _MATHJAX = re.compile(
@@ -151,22 +154,26 @@ def trim_styles(page_html: str) -> str:
     return _STYLE.sub(replace, page_html)
 
 
-CACHE = Path(".cache/notebook-trim")
 _HOOK_SOURCE = Path(__file__).read_bytes()
+_TOOLS = f"tinycss2 {tinycss2.__version__}; Python {platform.python_version()}"
 
 
-def trimmed_page(page_html: str, cache: Path = CACHE) -> str:
+def trimmed_page(page_html: str, cache: Cache) -> str:
     """``trim_styles(page_html)``, read back from ``cache`` when this page was trimmed before."""
-    key = hashlib.sha256(_HOOK_SOURCE + page_html.encode()).hexdigest()
-    entry = cache / f"{key}.html"
-    if entry.is_file():
-        return entry.read_text()
-    trimmed = trim_styles(page_html)
-    cache.mkdir(parents=True, exist_ok=True)
-    partial = entry.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(trimmed)
-    partial.replace(entry)  # atomic: a build running beside this one never reads half a page
+    key = key_of(_HOOK_SOURCE, _TOOLS, page_html)
+    trimmed = cache.read_text(key)
+    if trimmed is None:
+        trimmed = trim_styles(page_html)
+        cache.write_text(key, trimmed)
     return trimmed
+
+
+_cache: dict[str, Cache] = {}  # this build's (a fault is reported once per build)
+
+
+def on_config(config):
+    _cache["trim"] = Cache.for_project("notebook-trim", Path(config.config_file_path).parent)
+    return config
 
 
 def on_page_content(html_content, page, config, files):
@@ -179,4 +186,4 @@ def on_page_content(html_content, page, config, files):
         )
     html_content = _MATHJAX.sub("", html_content)
     html_content = _MERMAID_LOADER.sub("", html_content)
-    return trimmed_page(html_content, Path(config.config_file_path).parent / CACHE)
+    return trimmed_page(html_content, _cache["trim"])

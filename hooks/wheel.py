@@ -3,9 +3,10 @@
 The wheel of the ``examples`` package is built (``uv build --wheel``, hatchling) from the same
 sources the build's blocks import, and published at the root of the built site, which mike
 turns into the version folder: ``<site_url><version>/<wheel>``. hatchling writes wheels
-reproducibly (fixed timestamps, sorted entries), so the wheel is cached under
-``.cache/wheel/<digest>/``, keyed on a digest of everything that goes into it, and rebuilt only
-when that changes.
+reproducibly (fixed timestamps, sorted entries), so the wheel is kept in the store's ``wheel``
+cache (build_support/store.py), keyed on a digest of everything that goes into it and uv's
+version, and rebuilt only when that changes. (hatchling itself is resolved by uv within
+pyproject.toml's ``build-system.requires``, which is in the digest.)
 
 ``{{ install.name }}`` in a page (and in a notebook's text, its ``.ipynb`` and its jupytext
 source) becomes:
@@ -25,15 +26,18 @@ import html
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils.meta import get_data
+
+from build_support.named_cache import Cache, log
+from build_support.store import EntryFault, key_of
 
 SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing.md"  # holds `version:` (see the Makefile)
 # Everything the wheel is built from (hatch_build.py reads the version from the section page
@@ -42,7 +46,14 @@ WHEEL_SOURCES = ("pyproject.toml", "hatch_build.py", "README.md", "examples")
 _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
 
 _install: dict[str, str] = {}  # this build's values for {{ install.name }}
-_wheel: Path | None = None  # this build's wheel, in the cache
+
+
+class Wheel(NamedTuple):
+    name: str
+    content: bytes
+
+
+_wheel: Wheel | None = None  # this build's wheel
 _command: str | None = None  # "build" or "serve" (mkdocs' on_startup)
 
 
@@ -93,32 +104,43 @@ def wheel_digest(project: Path, version: str, folder_url: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def cached_wheel(project: Path, cache: Path, digest: str) -> Path:
-    """The wheel for ``digest``: from the cache, or built now and stored there."""
-    folder = cache / digest
-    built = sorted(folder.glob("*.whl")) if folder.is_dir() else []
-    if len(built) == 1:
-        return built[0]
+def _uv() -> str:
     uv = Path(sys.executable).with_name("uv")
-    command = [str(uv) if uv.exists() else "uv", "build", "--wheel", "--quiet"]
-    cache.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=cache, prefix=".building-"))
-    try:
+    return str(uv) if uv.exists() else "uv"
+
+
+def builder_version() -> str:
+    """uv's version: the front end that builds the wheel (and resolves hatchling)."""
+    result = subprocess.run([_uv(), "--version"], capture_output=True, text=True)
+    return result.stdout.strip() or "uv: no version"
+
+
+def _as_wheel(payload: bytes) -> bytes:
+    if not payload.startswith(b"PK\x03\x04"):
+        raise EntryFault("not a zip archive")
+    return payload
+
+
+def cached_wheel(project: Path, cache: Cache, key: str) -> Wheel:
+    """The wheel for ``key``: from the cache, or built now and stored there."""
+    found = cache.read(key, _as_wheel)
+    name = found.meta.get("name")
+    if found.value is not None and isinstance(name, str) and re.fullmatch(r"[\w.+-]+\.whl", name):
+        return Wheel(name, found.value)
+    if found.value is not None:
+        log.warning("%s: entry %s names no wheel file (%r): a miss", cache.name, key[:12], name)
+    with tempfile.TemporaryDirectory(prefix="wheel-") as staging:
         result = subprocess.run(
-            [*command, "--out-dir", str(staging), str(project)], capture_output=True, text=True
+            [_uv(), "build", "--wheel", "--quiet", "--out-dir", staging, str(project)],
+            capture_output=True,
+            text=True,
         )
-        wheels = sorted(staging.glob("*.whl"))
+        wheels = sorted(Path(staging).glob("*.whl"))
         if result.returncode != 0 or len(wheels) != 1:
             raise PluginError(f"wheel: `uv build --wheel` failed in {project}:\n{result.stderr}")
-        (staging / ".gitignore").unlink(missing_ok=True)  # uv's, not part of the cache entry
-        try:
-            staging.rename(folder)  # atomic: another build may have stored the same wheel
-        except OSError:
-            if not folder.is_dir():
-                raise
-        return folder / wheels[0].name
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        wheel = Wheel(wheels[0].name, wheels[0].read_bytes())
+    cache.write(key, wheel.content, name=wheel.name)
+    return wheel
 
 
 def on_config(config):
@@ -128,8 +150,8 @@ def on_config(config):
         raise PluginError(f"wheel: no pyproject.toml beside {config.config_file_path}")
     version = section_version(Path(config.docs_dir))
     folder_url = version_folder_url(config.site_url, version)
-    cache = Path(os.environ.get("COURSE_WHEEL_CACHE", project / ".cache" / "wheel"))
-    _wheel = cached_wheel(project, cache, wheel_digest(project, version, folder_url))
+    key = key_of(wheel_digest(project, version, folder_url), builder_version())
+    _wheel = cached_wheel(project, Cache.for_project("wheel", project), key)
     url = f"{folder_url}{_wheel.name}"
     _install.clear()
     _install.update(
@@ -140,7 +162,7 @@ def on_config(config):
 
 def on_files(files, config):
     # The wheel is a file of the site: pages link to it, and mkdocs copies it to the site's root.
-    files.append(File.generated(config, _wheel.name, abs_src_path=str(_wheel)))
+    files.append(File.generated(config, _wheel.name, content=_wheel.content))
     return files
 
 

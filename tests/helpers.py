@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
 
-from build_support.site_tools import ROOT, SECTION_PAGE, WHEEL_CACHE, mkdocs_build
+from build_support.site_tools import ROOT, SECTION_PAGE, mkdocs_build
 
-__all__ = ["GOLDEN", "ROOT", "SECTION_PAGE", "WHEEL_CACHE", "mkdocs_build", "page"]
+__all__ = ["GOLDEN", "ROOT", "SECTION_PAGE", "mkdocs_build", "page"]
 
 GOLDEN = ROOT / "tests" / "golden"
 

@@ -2,7 +2,7 @@
 
 Every build here runs in a throw-away copy of the project (docs, hooks, the ``examples``
 package, build_support, uv.lock), first on ``PYTHONPATH`` so that the copy's package is the
-one imported, with the cache in the copy's own ``.cache/execution``. Each test changes one
+one imported, with the store of caches in the copy's own ``.cache/``. Each test changes one
 ingredient and reads the Build report: exactly the outputs that depend on it ran again.
 """
 
@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from build_support.cache import _CORRUPT, ExecutionCache, _read_checked
+from build_support.cache import ExecutionCache
 from build_support.site_tools import BUILD_ENV, author_env, copy_env, copy_project, mkdocs_build
+from build_support.store import FileStore
 
 from .helpers import ROOT, SECTION_PAGE, page
 from .test_execution_report import EXEC_FENCE
@@ -38,7 +39,7 @@ def build(project: Path, site: str = "site", **extra_env: str):
         project / "mkdocs.yml",
         site_dir,
         fresh=False,
-        cache_dir=project / ".cache/execution",
+        cache_dir=project / ".cache",
         env=env,
     )
     assert result.returncode == 0, result.stderr[-5000:]
@@ -151,9 +152,8 @@ def test_a_different_backend_label_reruns_what_uses_jax_only(project):
 
 
 def test_a_corrupt_or_truncated_entry_is_run_again_never_shown(project):
-    entries = sorted((project / ".cache/execution/entries").rglob("*.json"))
     damaged = 0
-    for path in entries:
+    for path, _ in FileStore(project / ".cache").entries("execution"):
         text = path.read_text()
         if '"p5-9-1-practice-jax"' in text:
             path.write_text(text[: len(text) // 2])  # truncated
@@ -178,9 +178,10 @@ def test_two_builds_at_once_do_not_corrupt_the_cache(tmp_path):
         assert "cache entry corrupt" not in {why for _, why in rows.values()}
     rows, _ = build(project, "site-c")
     assert ran(rows) == set()
-    entries = list((project / ".cache/execution").rglob("*.json"))
-    assert entries and all(_read_checked(path) not in (None, _CORRUPT) for path in entries)
-    assert not list((project / ".cache/execution").rglob(".tmp-*"))  # no half-written file
+    store = FileStore(project / ".cache")
+    entries = store.entries("execution")
+    assert entries and all(store.get("execution", path.name) for path, _ in entries)  # whole
+    assert not [path for path, _ in entries if path.name.startswith(".tmp-")]
 
 
 _HAMMER = """
@@ -330,7 +331,7 @@ def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_pa
 def a_build(tmp_path, monkeypatch):
     from build_support import runner
 
-    monkeypatch.setenv("EXECUTION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("FRESH", raising=False)
     runner.install_formatters()
     build = runner.start_build(ROOT)

@@ -17,7 +17,7 @@ def a_build(tmp_path, monkeypatch):
     """The hook reads the numbers through the build's execution cache (a throw-away one)."""
     from build_support import runner
 
-    monkeypatch.setenv("EXECUTION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     return runner.start_build(ROOT)
 
 

@@ -6,7 +6,11 @@ import importlib.util
 from types import SimpleNamespace
 
 import pytest
+import tinycss2
 from mkdocs.exceptions import PluginError
+
+from build_support.named_cache import Cache
+from build_support.store import Entry, FileStore
 
 from .helpers import ROOT, page
 
@@ -58,15 +62,31 @@ def test_a_style_left_empty_is_dropped():
 
 
 def test_a_trimmed_page_is_read_back_for_the_same_page_and_trimmed_anew_for_another(tmp_path):
+    store = FileStore(tmp_path)
+    cache = Cache("notebook-trim", store)
     page_html = '<p class="kept">x</p><style>.kept{color:red}.gone{color:blue}</style>'
-    first = notebook_trim.trimmed_page(page_html, tmp_path)
+    first = notebook_trim.trimmed_page(page_html, cache)
     assert first == notebook_trim.trim_styles(page_html)
-    [entry] = tmp_path.glob("*.html")
-    entry.write_text("read back")  # proves the second call reads the entry, not the CSS
-    assert notebook_trim.trimmed_page(page_html, tmp_path) == "read back"
+    [(entry, _)] = store.entries("notebook-trim")
+    store.put("notebook-trim", entry.name, Entry(b"read back"))  # a valid entry, other text
+    assert notebook_trim.trimmed_page(page_html, cache) == "read back"  # read, not trimmed
     other = page_html.replace("red", "green")
-    assert notebook_trim.trimmed_page(other, tmp_path) == notebook_trim.trim_styles(other)
-    assert len(list(tmp_path.glob("*.html"))) == 2 and not list(tmp_path.glob("*.tmp"))
+    assert notebook_trim.trimmed_page(other, cache) == notebook_trim.trim_styles(other)
+    assert len(store.entries("notebook-trim")) == 2
+
+
+def test_a_trimmed_page_is_checksummed_and_keyed_on_tinycss2s_version(tmp_path, monkeypatch):
+    assert f"tinycss2 {tinycss2.__version__}" in notebook_trim._TOOLS
+    store = FileStore(tmp_path)
+    cache = Cache("notebook-trim", store)
+    page_html = '<p class="kept">x</p><style>.kept{color:red}</style>'
+    notebook_trim.trimmed_page(page_html, cache)
+    [(entry, _)] = store.entries("notebook-trim")
+    entry.write_bytes(entry.read_bytes().replace(b"color:red", b"color:RED"))  # edited on disk
+    assert notebook_trim.trimmed_page(page_html, cache) == notebook_trim.trim_styles(page_html)
+    monkeypatch.setattr(notebook_trim, "_TOOLS", notebook_trim._TOOLS.replace("tinycss2", "t2"))
+    notebook_trim.trimmed_page(page_html, cache)
+    assert len(store.entries("notebook-trim")) == 2  # another tinycss2: another entry
 
 
 def test_a_notebook_that_outputs_a_mermaid_diagram_fails_the_build():

@@ -13,7 +13,7 @@ from .helpers import ROOT
 
 @pytest.fixture
 def a_build(tmp_path, monkeypatch):
-    monkeypatch.setenv("EXECUTION_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     return runner.start_build(ROOT)
 
 

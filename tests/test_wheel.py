@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
 import tomllib
 import zipfile
 from email.parser import Parser
@@ -15,6 +16,8 @@ from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
+from build_support.named_cache import Cache
+from build_support.store import FileStore, key_of
 from examples import DISTRIBUTION
 
 from .browser import section_version
@@ -77,13 +80,30 @@ def test_the_wheel_holds_the_package_and_its_recordings_only(built_site):
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
 
 
-def test_the_wheel_is_reproducible_and_cached_by_its_inputs(tmp_path):
-    digest = wheel_hook.wheel_digest(ROOT, "v1", "https://site.invalid/v1/")
-    first = wheel_hook.cached_wheel(ROOT, tmp_path / "a", digest)
-    second = wheel_hook.cached_wheel(ROOT, tmp_path / "b", digest)
-    assert first.read_bytes() == second.read_bytes()  # two builds, the same bytes
-    assert wheel_hook.cached_wheel(ROOT, tmp_path / "a", digest) == first  # found, not rebuilt
-    assert list((tmp_path / "a").iterdir()) == [first.parent]  # no staging folder left behind
+def test_the_wheel_is_reproducible_and_cached_by_its_inputs(tmp_path, monkeypatch):
+    key = key_of(wheel_hook.wheel_digest(ROOT, "v1", "https://site.invalid/v1/"), "uv")
+    stores = [FileStore(tmp_path / "a"), FileStore(tmp_path / "b")]
+    first, second = (wheel_hook.cached_wheel(ROOT, Cache("wheel", s), key) for s in stores)
+    assert first == second and first.name.endswith(".whl")  # two builds, the same bytes
+
+    def no_build(*args, **kwargs):
+        raise AssertionError(f"rebuilt: {args}")
+
+    monkeypatch.setattr(wheel_hook.subprocess, "run", no_build)
+    assert wheel_hook.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first  # read back
+    files = [path for path in (tmp_path / "a").rglob("*") if path.is_file()]
+    assert files == [stores[0].path("wheel", key)]  # one checksummed entry, no staging left
+    monkeypatch.undo()
+    entry = stores[0].path("wheel", key)
+    entry.write_bytes(entry.read_bytes()[:-100])  # truncated: never served, built again
+    assert wheel_hook.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first
+    assert stores[0].get("wheel", key).payload == first.content  # and stored again, whole
+
+
+def test_the_wheel_key_holds_uvs_version():
+    version = subprocess.run([wheel_hook._uv(), "--version"], capture_output=True, text=True)
+    assert wheel_hook.builder_version() == version.stdout.strip()
+    assert version.stdout.startswith("uv ")
 
 
 def test_the_digest_changes_with_every_input(tmp_path):

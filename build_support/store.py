@@ -1,0 +1,223 @@
+"""The one store behind every cache of the build: executed outputs, drawn diagrams, trimmed
+notebook pages and the wheel.
+
+An entry is one file, ``<root>/<cache>/<key[:2]>/<key>``: a JSON header line (the payload's
+SHA-256 and size, and the cache's own metadata), then the payload's bytes. The root is
+``.cache/`` in the project, or ``$COURSE_CACHE_DIR``. Every entry is
+
+- checked when read: a payload that fails its checksum is a fault, never an output;
+- written atomically: a temporary file in the same folder, then ``os.replace`` (a reader or a
+  second build sees the old entry or the new one, never half of one);
+- readable by the group: the mode any file the build writes gets (0644 under umask 022), not
+  ``mkstemp``'s 0600, so a cache volume shared between users works;
+- bounded: past ``LIMIT_BYTES`` in all, ``prune`` deletes the least recently used entries
+  (a hit refreshes an entry's mtime) until the store is under 3/4 of it. A build calls it at
+  its end (hooks/cache_store.py).
+
+``Store`` is the interface; ``FileStore`` its file-system implementation, which raises
+``EntryFault`` for an entry it cannot use and ``WriteFault`` for one it cannot write. The
+caches use it through ``build_support.named_cache.Cache``, which turns either into a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT_ENV = "COURSE_CACHE_DIR"
+LIMIT_BYTES = 200 * 2**20
+"""The store's bound. A build after an edit to ``examples/`` stores about 0.9 MB: this keeps
+some two hundred such builds' entries (branches, device settings), on 200 MB of disk at most
+(and one build's new entries, until its end)."""
+PRUNE_TO = 0.75  # pruning goes below the bound, so that the next builds need not prune again
+STALE_TEMP_S = 3600  # a temporary file this old was left by a writer that died
+
+_KEY = re.compile(r"[0-9A-Za-z_-]{8,128}")
+
+
+def _read_umask() -> int:
+    # Linux shows it; elsewhere set-and-restore (briefly 0 for the whole process: import time).
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+_UMASK = _read_umask()
+
+
+class StoreError(Exception):
+    """Something the store could not do; ``Cache`` turns every one into a miss."""
+
+
+class EntryFault(StoreError):
+    """An entry is there but cannot be used: unreadable, corrupt or of the wrong shape."""
+
+
+class WriteFault(StoreError):
+    """An entry could not be written (read-only file system, full disk, permission)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    payload: bytes
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Store(ABC):
+    """Entries of bytes, by cache name and key."""
+
+    @abstractmethod
+    def get(self, cache: str, key: str) -> Entry | None:
+        """The entry, or None when there is none; raises ``EntryFault``."""
+
+    @abstractmethod
+    def put(self, cache: str, key: str, entry: Entry) -> None:
+        """Store ``entry``; raises ``WriteFault``."""
+
+    @abstractmethod
+    def prune(self, limit_bytes: int = LIMIT_BYTES) -> int:
+        """Delete least recently used entries past ``limit_bytes``; return how many."""
+
+
+def store_root(project_root: Path) -> Path:
+    return Path(os.environ.get(ROOT_ENV) or project_root / ".cache")
+
+
+def _cause(error: OSError) -> str:
+    words = {
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EROFS: "read-only file system",
+        errno.ENOSPC: "disk full",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EISDIR: "a folder where an entry should be",
+        errno.ENOTDIR: "a file where a folder should be",
+    }
+    return words.get(error.errno, f"{type(error).__name__}: {error.strerror or error}")
+
+
+@dataclass
+class FileStore(Store):
+    root: Path
+
+    def path(self, cache: str, key: str) -> Path:
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"a store key is 8-128 letters, digits, '-' or '_'; got {key!r}")
+        return self.root / cache / key[:2] / key
+
+    def get(self, cache: str, key: str) -> Entry | None:
+        path = self.path(cache, key)
+        try:
+            with path.open("rb") as file:
+                header, payload = file.readline(), file.read()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise EntryFault(_cause(error)) from error
+        try:
+            head = json.loads(header)
+            checksum, meta = head["sha256"], head["meta"]
+        except (ValueError, KeyError, TypeError) as error:
+            raise EntryFault("no readable header") from error
+        if hashlib.sha256(payload).hexdigest() != checksum:
+            raise EntryFault("checksum mismatch (truncated or edited)")
+        with contextlib.suppress(OSError):  # a read-only store still serves its entries
+            os.utime(path)  # least recently used goes first when the store is pruned
+        return Entry(payload, meta if isinstance(meta, dict) else {})
+
+    def put(self, cache: str, key: str, entry: Entry) -> None:
+        path = self.path(cache, key)
+        head = {"sha256": hashlib.sha256(entry.payload).hexdigest(), "size": len(entry.payload)}
+        header = json.dumps(head | {"meta": entry.meta}).encode() + b"\n"
+        temporary = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(handle, "wb") as file:
+                file.write(header + entry.payload)
+                os.fchmod(file.fileno(), 0o666 & ~_UMASK)  # not mkstemp's 0600
+            os.replace(temporary, path)  # atomic: readers see the old entry or the new one
+        except OSError as error:
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    Path(temporary).unlink()
+            raise WriteFault(_cause(error)) from error
+
+    def entries(self, cache: str = "*") -> list[tuple[Path, os.stat_result]]:
+        """Every file of the store's own layout (nothing else under the root is touched)."""
+        found = []
+        for path in self.root.glob(f"{cache}/??/*"):
+            entry = _KEY.fullmatch(path.name) and path.name[:2] == path.parent.name
+            if entry or path.name.startswith(".tmp-"):
+                try:
+                    found.append((path, path.stat()))
+                except OSError:
+                    continue
+        return found
+
+    def size_bytes(self, cache: str = "*") -> int:
+        return sum(stat.st_size for _, stat in self.entries(cache))
+
+    def prune(self, limit_bytes: int = LIMIT_BYTES) -> int:
+        entries = self.entries()
+        now, removed = time.time(), 0
+        for path, stat in entries:
+            if path.name.startswith(".tmp-") and now - stat.st_mtime > STALE_TEMP_S:
+                with contextlib.suppress(OSError):  # a read-only store is pruned by no one
+                    path.unlink()
+        total = sum(stat.st_size for _, stat in entries)
+        if total <= limit_bytes:
+            return 0
+        for path, stat in sorted(entries, key=lambda item: item[1].st_mtime):
+            if total <= limit_bytes * PRUNE_TO:
+                break
+            try:
+                path.unlink()
+            except OSError:
+                continue
+            total -= stat.st_size
+            removed += 1
+        return removed
+
+    def clear(self) -> int:
+        """Delete every entry (``make clean``), then the folders left empty; return how many."""
+        entries = self.entries()
+        for path, _ in entries:
+            path.unlink(missing_ok=True)
+        for folder in sorted({path.parent for path, _ in entries}, reverse=True):
+            for empty in (folder, folder.parent):
+                with contextlib.suppress(OSError):
+                    empty.rmdir()
+        return len(entries)
+
+
+def key_of(*parts: str | bytes) -> str:
+    """A store key: the SHA-256 of ``parts``, each length-prefixed (no two lists collide)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(f"{len(data)}:".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+if __name__ == "__main__":  # python -m build_support.store clear (make clean)
+    if sys.argv[1:] != ["clear"]:
+        raise SystemExit("usage: python -m build_support.store clear")
+    root = store_root(Path.cwd())
+    print(f"{root}: {FileStore(root).clear()} cache entries removed")
