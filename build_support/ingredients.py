@@ -12,9 +12,12 @@ environment variables that change what JAX, XLA or NumPy compute or report.
   ``JAX_ENABLE_X64=1`` float64 results. Code that uses ``jax`` or ``examples`` keys on every
   set variable with a ``JAX_VARIABLES`` prefix; every block keys on those of
   ``NUMERIC_VARIABLES``. ``IGNORED_VARIABLES`` change speed alone, never a printed value.
+``TF_*`` is left out: XLA reads only logging switches there (``TF_CPP_*``, to the terminal,
+never into an output), and the prefix is Terraform's too (``TF_VAR_*``, ``TF_CLI_*``).
 
 The build's own code (``build_support/*.py``) runs the blocks and decides what an entry holds
-(a notebook's cell ids, a session's outputs): an edit to it is in every key.
+(a notebook's cell ids, a session's outputs): an edit to it is in every key, but for the
+modules that only read what was built (``NOT_IN_ENTRIES``).
 
 Snippets included into a block (``--8<--``) are in its key through its code: pymdownx.snippets
 expands them before markdown-exec sees the block, and ``expand_snippets`` does the same for the
@@ -31,7 +34,6 @@ from typing import Any
 JAX_VARIABLES = (
     "JAX_",  # JAX_NUM_CPU_DEVICES, JAX_ENABLE_X64, JAX_PLATFORMS, JAX_DEFAULT_MATMUL_PRECISION...
     "XLA_",  # XLA_FLAGS (forced CPU device count, GPU autotuning), XLA_PYTHON_CLIENT_*
-    "TF_",  # read by XLA's runtime too: TF_CPP_*, TF_XLA_FLAGS, TF_FORCE_GPU_ALLOW_GROWTH
     "CUDA_",  # CUDA_VISIBLE_DEVICES: which GPUs JAX sees
     "NVIDIA_",  # container runtimes' NVIDIA_VISIBLE_DEVICES
     "NCCL_",
@@ -125,7 +127,12 @@ def expand_snippets(markdown: str, config: Any) -> str:
     return "\n".join(converter.preprocessors["snippet"].run(markdown.split("\n")))
 
 
+NOT_IN_ENTRIES = {"check_cache.py", "compare.py", "record.py", "report.py", "site_tools.py"}
+
+
 def build_code() -> dict[str, bytes]:
-    """``build_support/runner.py`` -> its bytes, for every module of the build's own code."""
+    """``build_support/runner.py`` -> its bytes, for every module of the build's own code that
+    can change what an entry holds (a new module is, until listed in ``NOT_IN_ENTRIES``)."""
     here = Path(__file__).resolve().parent
-    return {f"build_support/{path.name}": path.read_bytes() for path in sorted(here.glob("*.py"))}
+    paths = sorted(path for path in here.glob("*.py") if path.name not in NOT_IN_ENTRIES)
+    return {f"build_support/{path.name}": path.read_bytes() for path in paths}

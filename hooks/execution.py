@@ -92,7 +92,8 @@ def on_post_page(output, page, config):
         return output
     build = runner.current_build()
     _state["drift"] = _drift(build, Path(config.config_file_path).parent)
-    return output.replace(report.TABLE_SLOT, report.table(build.runs, _state["drift"]))
+    tables = report.table(build.runs, _state["drift"]) + report.key_html(build.environment, config)
+    return output.replace(report.TABLE_SLOT, tables)
 
 
 def _drift(build, project_root: Path):
