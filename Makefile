@@ -30,7 +30,7 @@ VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
 # execution cache in .cache/execution/ (the results still refresh it). make publish always does.
 FRESH ?=
 
-.PHONY: setup serve build test lint bench publish print-version clean
+.PHONY: setup serve build check-cache test lint bench publish print-version clean
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
@@ -76,6 +76,11 @@ serve: setup $(CHROMIUM)
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: setup $(CHROMIUM)
 	FRESH=$(FRESH) $(BIN)/mkdocs build --strict
+
+## check-cache: build with the cache and fresh (a copy, empty caches), side by side, into
+## .cache/check-cache/; fail on any difference, naming the page, the block and the first line
+check-cache: setup $(CHROMIUM)
+	$(BIN)/python -m build_support.check_cache
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup $(CHROMIUM) $(JAVA) $(PDFTOTEXT) lint

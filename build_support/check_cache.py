@@ -96,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     for line in found:
         print(line)
+    if found:
+        print(
+            "check-cache: the cached build showed what a fresh build does not: a stale entry, or "
+            "an ingredient missing from the key (build_support/ingredients.py). Both sites are in "
+            f"{out}; `make build FRESH=1` stores fresh outputs."
+        )
     verdict = f"{len(found)} difference(s)" if found else "cached equals fresh"
     print(f"check-cache: {verdict}; both builds and the comparison took {seconds:.1f} s")
     return 1 if found else 0
