@@ -326,7 +326,8 @@ class Build:
                 "options": digest(canonical(dict(jupyter))),
                 "tools": self.environment.tools,
                 "renderer": tool_versions(
-                    ("mkdocs-jupyter", "nbconvert"), self.environment.installed
+                    ("mkdocs-jupyter", "nbconvert", "mistune", "pygments"),
+                    self.environment.installed,
                 ),
             }
         )

@@ -228,3 +228,46 @@ def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path,
     html, outcomes = build("A", "B2")  # stored: reused whole
     assert "run 2: A" in html and "run 2: B2" in html
     assert outcomes == [(False, [])] * 2
+
+
+# ---------------------------------------------------------------- what a timing is compared on
+
+
+def _timing_page(seconds: str, machine: str, winner: str) -> str:
+    return (
+        '<div class="exec-block" data-exec-id="timed" data-source="" data-result="">'
+        f'<p class="measured-label"><em>Measured on this build: {machine}</em></p>'
+        "<table><thead><tr><th>rows</th><th>loop (s)</th></tr></thead>"
+        f"<tbody><tr><td>1,000</td><td>{seconds}</td></tr></tbody></table>"
+        f"<ul><li>{winner} won at 1,000 rows.</li></ul><svg><path d='M{seconds}'/></svg></div>"
+    )
+
+
+def test_a_timing_is_compared_for_what_is_not_a_timing():
+    from build_support.compare import _page_differences
+
+    same = _page_differences(
+        "page.html",
+        _timing_page("0.012", "cpu · 1 device", "The loop"),
+        _timing_page("0.019", "cpu · 1 device", "score_batch"),
+        {"timed"},
+    )
+    assert same == []  # numbers, and the sentences drawn from them, vary between runs
+    other_machine = _page_differences(
+        "page.html",
+        _timing_page("0.012", "cpu · 4 devices", "The loop"),
+        _timing_page("0.012", "cpu · 1 device", "The loop"),
+        {"timed"},
+    )
+    assert other_machine == [
+        "page.html, timing block timed: first difference at line 2\n"
+        "  cached: measured on: cpu · 4 devices\n"
+        "  fresh:  measured on: cpu · 1 device"
+    ]
+    not_a_timing = _page_differences(
+        "page.html",
+        _timing_page("0.012", "cpu", "The loop"),
+        _timing_page("0.019", "cpu", "The loop"),
+        set(),
+    )
+    assert len(not_a_timing) == 1 and "block timed: first difference" in not_a_timing[0]
