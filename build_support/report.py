@@ -131,6 +131,10 @@ def key_ingredients(environment: Environment, config=None) -> list[tuple[str, st
             f"{_prefixes(ingredients.NUMERIC_VARIABLES)}; set: {environment.numeric_variables}",
         ),
         ("left out on purpose", ignored),
+        (
+            "files the block read while it ran (stored with the output, checked before reuse)",
+            "any opened for reading but Python's own, compiled modules, /proc, /sys, /dev",
+        ),
     ]
     return rows
 

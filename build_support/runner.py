@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import notebooks
+from . import notebooks, reads
 from .cache import (
     Environment,
     ExecutionCache,
@@ -120,17 +120,20 @@ class Build:
         key, identity = key_of(ingredients), f"{self.page} {block_id}"
         timed = (options.get("extra") or {}).get("quiet") == "yes"
         lookup = self.cache.load(key)
-        if lookup.payload is not None:
+        stale = self._stale_reads(lookup.payload)
+        if lookup.payload is not None and not stale:
             self.cache.remember(identity, ingredients)
             (stored,) = lookup.payload["blocks"]
             caption = _measured_caption(lookup.payload.get("measured"), reused=True)
             run = self._run_record(block_id, False, [], 0.0, stored, timed)
             return caption + stored["html"], run
-        reasons = self._reasons(lookup, identity, ingredients)
-        block, failed = self._execute(language, options, timed)
+        reasons = stale or self._reasons(lookup, identity, ingredients)
+        with reads.recorded() as opened:
+            block, failed = self._execute(language, options, timed)
         measured = _measured() if timed and not failed else None
         if not failed and _cacheable(block["html"]):
-            self.cache.store(key, {"blocks": [block], "measured": measured})
+            files = reads.digests(opened, self.project_root)
+            self.cache.store(key, {"blocks": [block], "measured": measured, "reads": files})
             self.cache.remember(identity, ingredients)
         run = self._run_record(block_id, True, reasons, block["seconds"], block, timed)
         return _measured_caption(measured, reused=False) + block["html"], run
@@ -181,7 +184,9 @@ class Build:
 
     def _run_in_session(self, session, language, options, slot) -> None:
         timed = is_timed(options)
-        block, failed = self._execute(language, options, timed)
+        with reads.recorded() as opened:
+            block, failed = self._execute(language, options, timed)
+        session.reads |= reads.digests(opened, self.project_root)
         block["own"] = digest(canonical(_own_ingredients(options)))
         session.failed |= failed
         session.blocks.append(block)
@@ -198,7 +203,7 @@ class Build:
             return
         if all(_cacheable(block["html"]) for block in session.blocks):
             stored = {"blocks": session.blocks, "measured": session.measured}
-            self.cache.store(session.key, stored)
+            self.cache.store(session.key, stored | {"reads": session.reads})
             self.cache.remember(session.identity, session.ingredients)
 
     def _open_session(self, session, name: str) -> None:
@@ -214,11 +219,16 @@ class Build:
             return
         lookup = self.cache.load(session.key)
         blocks = (lookup.payload or {}).get("blocks", [])
-        if lookup.payload is not None and len(blocks) == len(session.codes):
+        stale = self._stale_reads(lookup.payload)
+        if lookup.payload is not None and len(blocks) == len(session.codes) and not stale:
             session.entry = lookup.payload
             self.cache.remember(session.identity, ingredients)
         else:
-            session.reasons = self._reasons(lookup, session.identity, ingredients)
+            session.reasons = stale or self._reasons(lookup, session.identity, ingredients)
+
+    def _stale_reads(self, payload: dict[str, Any] | None) -> list[str]:
+        """The files a stored run read that have changed since (``build_support/reads.py``)."""
+        return reads.changed(payload.get("reads"), self.project_root) if payload else []
 
     def _reasons(self, lookup, identity: str, ingredients: dict[str, str]) -> list[str]:
         if not self.cache.read_enabled:

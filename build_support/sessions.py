@@ -79,6 +79,7 @@ class Session:
     blocks: list[dict[str, Any]] = field(default_factory=list)  # what this build ran
     options_seen: list[dict[str, Any]] = field(default_factory=list)
     slots: list[Slot] = field(default_factory=list)
+    reads: dict[str, str] = field(default_factory=dict)  # files its run read
     failed: bool = False
     measured: dict[str, str] | None = None
     token: str = field(default_factory=lambda: uuid.uuid4().hex)

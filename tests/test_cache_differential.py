@@ -1,11 +1,11 @@
 """Cached equals fresh, after each change an author makes (build_support/check_cache.py).
 
 A small site (one page: a session whose first block is a snippet, a block that prints Markdown
-with a glossary word, a block that prints JAX's devices and dtype and calls the ``examples``
-package) is built with the cache and fresh, side by side, by ``make check-cache``'s own
-``check``; then one change at a time is applied and the check runs again. The tests run in
-file order and build on each other: each change lands on a cache that holds the previous state.
-The last one plants a stale entry and shows that the check names it.
+with a glossary word and a file it reads, a block that prints JAX's devices and dtype) is built
+with the cache and fresh, side by side, by ``make check-cache``'s own ``check``; then one
+change at a time is applied and the check runs again. The tests run in file order and build on
+each other: each change lands on a cache that holds the previous state. The last one plants a
+stale entry and shows that the check names it.
 """
 
 from __future__ import annotations
@@ -62,7 +62,9 @@ print(rows, multiplies)
 ```
 
 ```python exec="on" id="prose"
-print("Every batch is scored at once.")
+from pathlib import Path
+
+print("Every batch is scored at once:", Path("docs/snippets/unit.txt").read_text())
 ```
 
 ```python exec="on" id="devices" result="text"
@@ -96,6 +98,7 @@ def site(tmp_path_factory) -> Path:
         "docs/index.md": PAGE,
         "docs/snippets/setup.py": SETUP,
         "docs/includes/abbreviations.md": ABBREVIATIONS,
+        "docs/snippets/unit.txt": "one row at a time",
     }
     for name, text in files.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +165,14 @@ def test_a_module_added_to_and_removed_from_examples(site):
     assert_cached_equals_fresh(site)
     module.unlink()
     assert_cached_equals_fresh(site)
+
+
+def test_a_file_a_block_reads(site):
+    edit(site, "docs/snippets/unit.txt", "one row", "every row")
+    out = assert_cached_equals_fresh(site)
+    assert "every row at a time" in cached_page(out)
+    report = (out / "cached/build-report/index.html").read_text()
+    assert "<code>docs/snippets/unit.txt</code> changed (read by the block)" in report
 
 
 def test_a_function_body(site):
