@@ -21,7 +21,7 @@ EXCLUDED = {
     "build-report/index.html": "says what ran and what was reused: differs by design",
     RECORD: "holds the timings' digests",
     "search/search_index.json": "the pages' text, timings included: the pages are compared",
-    "sitemap.xml.gz": "gzip stamps the time it was written",
+    "sitemap.xml.gz": "gzip stamps the date of the build (sitemap.xml is compared)",
 }
 _NUMBER = re.compile(r"\d[\d,.]*(?:e[-+]?\d+)?")
 _MACHINE = re.compile(r"(?:on this build|on the machine that built it then): (.*?)(?:\. Reused|$)")
