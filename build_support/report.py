@@ -108,6 +108,7 @@ def key_ingredients(environment: Environment, config=None) -> list[tuple[str, st
     package = [name for name in environment.package if "/" in name]
     appended = {name: value for name, value in environment.rendering.items() if "/" in name}
     extensions = ", ".join(map(str, config.markdown_extensions)) if config else "(not read)"
+    extensions += f" (with their options: {environment.rendering.get('markdown', '')[:12]})"
     ignored = "; ".join(f"{name}: {why}" for name, why in ingredients.IGNORED_VARIABLES.items())
     rows = [
         ("code", "a block's source and options; a session: all its blocks, snippets expanded"),

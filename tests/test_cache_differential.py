@@ -111,6 +111,8 @@ def assert_cached_equals_fresh(project: Path, **env: str) -> Path:
     out = project.parent / "check"
     found = check(project, out, env)
     assert found == [], "\n".join(found)
+    fresh_report = (out / "fresh/build-report/index.html").read_text()
+    assert "<td>reused</td>" not in fresh_report and "<td>ran</td>" in fresh_report
     return out
 
 
