@@ -29,7 +29,7 @@ VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
 # make publish always does.
 FRESH ?=
 
-.PHONY: setup serve build test test-tools lint bench publish print-version clean
+.PHONY: setup serve build check-cache test test-tools lint bench publish print-version clean
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
@@ -74,6 +74,11 @@ serve: setup
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: setup
 	FRESH=$(FRESH) $(BIN)/mkdocs build --strict
+
+## check-cache: build with the cache and fresh (a copy, empty caches), side by side, into
+## .cache/check-cache/; fail on any difference, naming the page, the block and the first line
+check-cache: setup
+	$(BIN)/python -m build_support.check_cache
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup test-tools lint

@@ -6,13 +6,18 @@ An entry is reused only when every ingredient of its key is the same as when it 
 - for code that uses the ``examples`` package: each of the package's files, its sources and
   the recordings it reads (``examples/recordings/``) alike;
 - ``uv.lock``, the Python version, and the versions of the tools that execute the code;
-- for code that uses ``jax`` or ``examples``: a label of the backend JAX would pick.
+- the build's own code (``build_support/*.py``);
+- for code that uses ``jax`` or ``examples``: a label of the backend JAX would pick, and every
+  set variable that JAX, XLA or the accelerators' runtimes read (``ingredients.JAX_VARIABLES``);
+- for every block: the variables that change what NumPy or its BLAS compute
+  (``ingredients.NUMERIC_VARIABLES``);
+- for a block (its output is HTML): the page's Markdown settings, the files appended to every
+  page and the rendering libraries' versions (``build_support/ingredients.py``).
 
 The backend label is read without importing jax (that costs about a second, more than a whole
-build with nothing to run): ``JAX_PLATFORMS`` and ``XLA_FLAGS`` (which can force a platform or
-a number of CPU devices), the installed JAX plugin distributions (``jax-cuda12-plugin``,
+build with nothing to run): the installed JAX plugin distributions (``jax-cuda12-plugin``,
 ``libtpu``, ...: what JAX can pick from), the accelerators the OS shows (NVIDIA and AMD device
-files, ``CUDA_VISIBLE_DEVICES``) and the CPU. JAX picks its default backend from exactly these.
+files) and the CPU; with the variables above, JAX picks its backend and devices from these.
 
 Entries are JSON mappings in the store's ``execution`` cache (build_support/store.py: under
 ``.cache/``, or ``$COURSE_CACHE_DIR``), checksummed and written atomically there: an entry that
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import ingredients as extra
 from . import named_cache, store
 
 FRESH_ENV = "FRESH"
@@ -136,9 +142,6 @@ def backend_label(installed: dict[str, str] | None = None) -> str:
         )
         accelerators.append(model.split(":", 1)[1].strip())
     parts = {
-        "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", ""),
-        "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-        "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)"),
         "jax plugins": ", ".join(plugins) or "none",
         "accelerators": ", ".join(accelerators) or "none",
         "cpu": f"{_cpu_model()} x {os.cpu_count()}",
@@ -173,30 +176,50 @@ class Environment:
     python: str
     backend: str
     tools: str
+    jax_variables: str = ""
+    numeric_variables: str = ""
+    rendering: dict[str, str] = field(default_factory=dict)
+    build_code: dict[str, str] = field(default_factory=dict)
 
     installed: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def read(cls, project_root: Path) -> Environment:
+    def read(cls, project_root: Path, config: Any = None) -> Environment:
+        """``config``: MkDocs' config, whose Markdown settings render every block's output."""
         lock = project_root / "uv.lock"
         installed = installed_distributions()
+        rendering = {}
+        if config is not None:
+            rendering = {"markdown": digest(canonical(extra.markdown_settings(config)))}
+            rendering |= {name: digest(data) for name, data in extra.auto_appended(config).items()}
+            rendering["rendering tools"] = tool_versions(extra.RENDERING_TOOLS, installed)
         return cls(
             package=package_files(examples_package_dir()),
             lock=digest(lock.read_bytes()) if lock.is_file() else "no uv.lock",
             python=f"{platform.python_implementation()} {sys.version.split()[0]}",
             backend=backend_label(installed),
             tools=tool_versions(installed=installed),
+            jax_variables=extra.variables(extra.JAX_VARIABLES),
+            numeric_variables=extra.variables(extra.NUMERIC_VARIABLES),
+            rendering=rendering,
+            build_code={name: digest(data) for name, data in extra.build_code().items()},
             installed=installed,
         )
 
-    def ingredients(self, code: str, **own: str) -> dict[str, str]:
-        """The key's ingredients for ``code`` (all the code of one cache entry)."""
+    def ingredients(self, code: str, rendered: bool = False, **own: str) -> dict[str, str]:
+        """The key's ingredients for ``code`` (all the code of one cache entry); ``rendered``:
+        the entry holds HTML rendered with the page's Markdown settings."""
         ingredients = dict(own)
         ingredients |= {"uv.lock": self.lock, "python": self.python, "tools": self.tools}
+        ingredients["numeric variables"] = self.numeric_variables
+        ingredients |= self.build_code
+        if rendered:
+            ingredients |= self.rendering
         if _USES_EXAMPLES.search(code):
             ingredients |= self.package
         if _USES_JAX.search(code):
             ingredients["backend"] = self.backend
+            ingredients["jax variables"] = self.jax_variables
         return ingredients
 
 
@@ -228,12 +251,16 @@ def _reason(name: str, before: str | None, after: str | None) -> str:
         return f"backend changed ({after})"
     if name == "python":
         return f"Python changed ({before} -> {after})"
+    if name.endswith(" variables"):
+        return f"environment changed ({after})"
     words = {
         "tools": "tool versions changed",
         "source": "its source changed",
         "options": "its options changed",
         "session": "a block of its session changed",
         "kernel": "the notebook's kernel changed",
+        "markdown": "the Markdown settings changed",
+        "rendering tools": "rendering tool versions changed",
     }
     return words.get(name, f"{name} changed")
 

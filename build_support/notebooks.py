@@ -52,6 +52,18 @@ def _cell_name(cell, number: int) -> str:
     return f"cell {number} ({first_line.strip()[:60]})"
 
 
+def read_jupytext(path: Path):
+    """The jupytext notebook at ``path``, each cell's id taken from its position: jupytext
+    draws random ids on every read, and a page or a download that changes from build to build
+    cannot be checked against a fresh build (``make check-cache``)."""
+    import jupytext  # imported here: a build whose notebooks are all cached never needs them
+
+    notebook = jupytext.read(path)
+    for index, cell in enumerate(notebook.cells, start=1):
+        cell.id = f"cell-{index}"
+    return notebook
+
+
 def execute_notebook(
     path: Path,
     kernel_name: str,
@@ -64,14 +76,13 @@ def execute_notebook(
     Returns ``(executed notebook, seconds)``; raises ``NotebookError`` naming the cell that
     failed or hung (cells are numbered from 1, code and text alike, as Jupyter shows them).
     """
-    import jupytext  # imported here: a build whose notebooks are all cached never needs them
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
     name = name or path.name
     timeout_s = timeout_s or cell_timeout_s()
     started = time.perf_counter()
-    notebook = jupytext.read(path)
+    notebook = read_jupytext(path)
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
     current = {"index": 0}
 
@@ -102,7 +113,27 @@ def execute_notebook(
         raise NotebookError(f"{name}: {cell} failed:\n{error}") from error
     finally:
         cells_done.set()
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = merged_streams(cell.outputs)
     return notebook, time.perf_counter() - started
+
+
+def merged_streams(outputs: list) -> list:
+    """A cell's outputs with each run of printed text (same stream) as one output: the kernel
+    splits it into chunks as the timing falls, and the page would show one box per chunk."""
+    merged: list = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and output.get("output_type") == last.get("output_type") == "stream"
+            and output.get("name") == last.get("name")
+        ):
+            last["text"] += output.get("text", "")
+        else:
+            merged.append(output)
+    return merged
 
 
 def start(path: Path, kernel_name: str, run: NotebookRun, on_success) -> None:

@@ -8,7 +8,7 @@ records what happened for the Build report and the drift record.
 
 Blocks in a markdown-exec session share their globals: a later block may use a name an earlier
 one defined. The session is therefore one cache entry: its blocks are reused together or run
-together. Which blocks belong to it is read from the page's Markdown before it renders.
+together, and the page shows one run of it (``build_support/sessions.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import notebooks
+from . import notebooks, reads
 from .cache import (
     Environment,
     ExecutionCache,
@@ -34,17 +34,12 @@ from .cache import (
     tool_versions,
     why_it_ran,
 )
+from .ingredients import expand_snippets
 from .record import Output
+from .sessions import Session, fences, forget_globals, is_timed
 
 PACKAGE = "examples"
 _HEADING = re.compile(r"<h[1-6][\s>]")
-# A fence that markdown-exec executes in a session: its header line, then its code.
-_SESSION_FENCE = re.compile(
-    r'^(?P<indent>[ \t]*)(?P<ticks>`{3,})[ \t]*(?:python|py)\b(?P<header>[^\n]*\bsession="'
-    r'(?P<session>[^"]+)"[^\n]*)\n(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$',
-    re.MULTILINE | re.DOTALL,
-)
-_NOT_EXECUTED = re.compile(r'\bexec="(?:no|off|false|0)"')
 _PRINTED_LABEL = re.compile(r"computed on [^<\n]+")
 
 
@@ -61,32 +56,6 @@ class Run:
     kind: str  # "block" or "notebook"
     output_digest: str = ""
     expected_to_change: bool = False
-
-
-@dataclass
-class _Session:
-    """A session's blocks on one page, read from its Markdown, and how this build treats it."""
-
-    headers: list[str]
-    codes: list[str]
-    position: int = 0  # blocks of it formatted so far
-    entry: dict[str, Any] | None = None  # reused from the cache when set
-    reasons: list[str] = field(default_factory=list)
-    key: str = ""
-    identity: str = ""
-    ingredients: dict[str, str] = field(default_factory=dict)
-    blocks: list[dict[str, Any]] = field(default_factory=list)  # what this build ran
-    options_seen: list[dict[str, Any]] = field(default_factory=list)
-    failed: bool = False
-    measured: dict[str, str] | None = None
-
-    @property
-    def timed(self) -> bool:
-        return any(_is_timed_header(header) for header in self.headers)
-
-
-def _is_timed_header(header: str) -> bool:
-    return 'quiet="yes"' in header
 
 
 class _WarningCounter(logging.Handler):
@@ -109,31 +78,34 @@ class Build:
     project_root: Path
     cache: ExecutionCache
     environment: Environment
+    config: Any = None  # MkDocs' config: its Markdown settings expand a session's snippets
     page: str = "?"
     runs: list[Run] = field(default_factory=list)
-    sessions: dict[tuple[str, str], _Session] = field(default_factory=dict)
+    sessions: dict[tuple[str, str], Session] = field(default_factory=dict)
     notebook_runs: dict[str, notebooks.NotebookRun] = field(default_factory=dict)
 
     # ------------------------------------------------------------ blocks
 
     def read_sessions(self, page: str, markdown: str) -> None:
-        """Find the page's session blocks before it renders: a session is one cache entry."""
-        for match in _SESSION_FENCE.finditer(markdown):
-            if _NOT_EXECUTED.search(match["header"]) or "exec=" not in match["header"]:
-                continue
-            indent = len(match["indent"])
-            code = "\n".join(line[indent:] for line in match["code"].splitlines())
-            session = self.sessions.setdefault((page, match["session"]), _Session([], []))
-            session.headers.append(match["header"].strip())
-            session.codes.append(code.rstrip("\n"))
+        """Find the page's session blocks before it renders (a session is one cache entry), with
+        their snippets expanded as the page will show them: an edit to a snippet is in the key."""
+        if self.config is not None and "--8<--" in markdown:
+            markdown = expand_snippets(markdown, self.config)
+        for name, header, code in fences(markdown):
+            session = self.sessions.setdefault((page, name), Session([], []))
+            session.headers.append(header)
+            session.codes.append(code)
+
+    def fill_sessions(self, page: str, content: str) -> str:
+        """The page's HTML with its sessions' outputs, each session's from one run."""
+        for (session_page, _), session in self.sessions.items():
+            if session_page == page:
+                content = session.fill(content)
+        return content
 
     def format_block(self, language: str, options: dict[str, Any]) -> str:
-        code = options["code"]
         block_id = options.get("id") or "(no id)"
-        own = {
-            "source": digest(code),
-            "options": digest(canonical(_plain_options(options))),
-        }
+        own = _own_ingredients(options)
         session_name = options.get("session")
         if session_name:
             output, run = self._format_in_session(language, options, own, session_name)
@@ -144,76 +116,100 @@ class Build:
 
     def _format_alone(self, language, options, own) -> tuple[str, Run]:
         code, block_id = options["code"], options.get("id") or "(no id)"
-        ingredients = self.environment.ingredients(code, **own)
+        ingredients = self.environment.ingredients(code, rendered=True, **own)
         key, identity = key_of(ingredients), f"{self.page} {block_id}"
         timed = (options.get("extra") or {}).get("quiet") == "yes"
         lookup = self.cache.load(key)
-        if lookup.payload is not None:
+        stale = self._stale_reads(lookup.payload)
+        if lookup.payload is not None and not stale:
             self.cache.remember(identity, ingredients)
             (stored,) = lookup.payload["blocks"]
             caption = _measured_caption(lookup.payload.get("measured"), reused=True)
             run = self._run_record(block_id, False, [], 0.0, stored, timed)
             return caption + stored["html"], run
-        reasons = self._reasons(lookup, identity, ingredients)
-        block, failed = self._execute(language, options, timed)
+        reasons = stale or self._reasons(lookup, identity, ingredients)
+        with reads.recorded() as opened:
+            block, failed = self._execute(language, options, timed)
         measured = _measured() if timed and not failed else None
         if not failed and _cacheable(block["html"]):
-            self.cache.store(key, {"blocks": [block], "measured": measured})
+            files = reads.digests(opened, self.project_root)
+            self.cache.store(key, {"blocks": [block], "measured": measured, "reads": files})
             self.cache.remember(identity, ingredients)
         run = self._run_record(block_id, True, reasons, block["seconds"], block, timed)
         return _measured_caption(measured, reused=False) + block["html"], run
 
     def _format_in_session(self, language, options, own, name) -> tuple[str, Run]:
+        """A slot for the block's output (``sessions.Session.fill`` writes it in): reused from
+        the stored run while every block matches it; otherwise run, the whole session again
+        from its first block when an earlier block's output came from the stored run."""
         block_id = options.get("id") or "(no id)"
-        session = self.sessions.setdefault((self.page, name), _Session([], []))
+        session = self.sessions.setdefault((self.page, name), Session([], []))
         if session.position == 0:
             self._open_session(session, name)
         position = session.position
         session.position += 1
         session.options_seen.append(options)
-        own_digest = digest(canonical(own))
-        timed = (options.get("extra") or {}).get("quiet") == "yes"
-        beyond = position >= len(session.codes)  # a block the page's Markdown did not show
-
-        if session.entry is not None:
-            stored = None if beyond else session.entry["blocks"][position]
-            if stored is not None and stored["own"] == own_digest:
-                is_measured = _is_timed_header(session.headers[position])
-                measured = session.entry.get("measured") if is_measured else None
-                caption = _measured_caption(measured, reused=True)
-                run = self._run_record(block_id, False, [], 0.0, stored, session.timed)
-                return caption + stored["html"], run
-            # The page's Markdown and the rendered block disagree: run the session again from
-            # its first block, so that this block sees the globals the earlier ones define.
-            session.entry = None
-            session.reasons = ["its session's blocks did not match the cache entry"]
-            for earlier in session.options_seen[:-1]:
-                self._execute(language, earlier, timed=False)
-        if beyond:
+        slot = session.new_slot()
+        stored = session.stored(position)
+        if position >= len(session.codes):  # a block the page's Markdown did not show
             session.failed = True  # never stored: the entry would not match the page
             session.reasons = session.reasons or ["session not read from the page's Markdown"]
+        if stored is not None and stored["own"] == digest(canonical(own)):
+            measured = session.entry.get("measured") if is_timed(options) else None
+            slot.html = _measured_caption(measured, reused=True) + stored["html"]
+            slot.ran_on = stored["ran_on"]
+            slot.run = self._run_record(block_id, False, [], 0.0, stored, session.timed)
+        else:
+            if session.entry is not None:  # earlier blocks were reused from the stored run
+                session.entry = None
+                session.reasons = ["its session's blocks did not match the cache entry"]
+                self._run_session_from_start(session, language, name)
+            elif position == 0:
+                forget_globals(name)
+            pending = {"html": "", "ran_on": ""}  # completed by _run_in_session
+            slot.run = self._run_record(
+                block_id, True, session.reasons, 0.0, pending, session.timed
+            )
+            self._run_in_session(session, language, options, slot)
+        self._store_if_complete(session)
+        run, slot.run.ran_on = slot.run, slot.ran_on_token  # the label goes in its slot too
+        return slot.output_token, run
 
-        block, failed = self._execute(language, options, timed)
-        block["own"] = own_digest
+    def _run_session_from_start(self, session, language, name) -> None:
+        forget_globals(name)
+        session.blocks, session.measured = [], None
+        for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
+            slot.run.ran, slot.run.reasons = True, list(session.reasons)
+            self._run_in_session(session, language, earlier, slot)
+
+    def _run_in_session(self, session, language, options, slot) -> None:
+        timed = is_timed(options)
+        with reads.recorded() as opened:
+            block, failed = self._execute(language, options, timed)
+        session.reads |= reads.digests(opened, self.project_root)
+        block["own"] = digest(canonical(_own_ingredients(options)))
         session.failed |= failed
         session.blocks.append(block)
         measured = _measured() if timed and not failed else None
         if measured:
             session.measured = measured
-        complete = position == len(session.codes) - 1 and len(session.blocks) == position + 1
-        if complete and not session.failed and all(_cacheable(b["html"]) for b in session.blocks):
-            stored = {"blocks": session.blocks, "measured": session.measured}
-            self.cache.store(session.key, stored)
-            self.cache.remember(session.identity, session.ingredients)
-        run = self._run_record(
-            block_id, True, session.reasons, block["seconds"], block, session.timed
-        )
-        return _measured_caption(measured, reused=False) + block["html"], run
+        slot.html = _measured_caption(measured, reused=False) + block["html"]
+        slot.ran_on = block["ran_on"]
+        slot.run.seconds = block["seconds"]
+        slot.run.output_digest = digest(block["html"])
 
-    def _open_session(self, session: _Session, name: str) -> None:
+    def _store_if_complete(self, session) -> None:
+        if session.entry is not None or not session.complete():
+            return
+        if all(_cacheable(block["html"]) for block in session.blocks):
+            stored = {"blocks": session.blocks, "measured": session.measured}
+            self.cache.store(session.key, stored | {"reads": session.reads})
+            self.cache.remember(session.identity, session.ingredients)
+
+    def _open_session(self, session, name: str) -> None:
         all_code = "\n".join(session.codes)
         ingredients = self.environment.ingredients(
-            all_code, session=digest("\n".join(session.headers) + "\n" + all_code)
+            all_code, rendered=True, session=digest("\n".join(session.headers) + "\n" + all_code)
         )
         session.key = key_of(ingredients)
         session.identity = f"{self.page} session {name}"
@@ -223,11 +219,16 @@ class Build:
             return
         lookup = self.cache.load(session.key)
         blocks = (lookup.payload or {}).get("blocks", [])
-        if lookup.payload is not None and len(blocks) == len(session.codes):
+        stale = self._stale_reads(lookup.payload)
+        if lookup.payload is not None and len(blocks) == len(session.codes) and not stale:
             session.entry = lookup.payload
             self.cache.remember(session.identity, ingredients)
         else:
-            session.reasons = self._reasons(lookup, session.identity, ingredients)
+            session.reasons = stale or self._reasons(lookup, session.identity, ingredients)
+
+    def _stale_reads(self, payload: dict[str, Any] | None) -> list[str]:
+        """The files a stored run read that have changed since (``build_support/reads.py``)."""
+        return reads.changed(payload.get("reads"), self.project_root) if payload else []
 
     def _reasons(self, lookup, identity: str, ingredients: dict[str, str]) -> list[str]:
         if not self.cache.read_enabled:
@@ -335,7 +336,8 @@ class Build:
                 "options": digest(canonical(dict(jupyter))),
                 "tools": self.environment.tools,
                 "renderer": tool_versions(
-                    ("mkdocs-jupyter", "nbconvert"), self.environment.installed
+                    ("mkdocs-jupyter", "nbconvert", "mistune", "pygments"),
+                    self.environment.installed,
                 ),
             }
         )
@@ -404,24 +406,22 @@ def _toc_token(link) -> dict[str, Any]:
 
 
 def _without_counts(outputs: list) -> list:
-    """Notebook outputs as the reader sees them: without execution counts, and with a cell's
-    printed text as one stream (the kernel splits it into chunks as the timing falls)."""
-    cells = []
-    for cell in outputs:
-        merged: list[dict] = []
-        for output in cell:
-            output = {k: v for k, v in output.items() if k != "execution_count"}
-            last = merged[-1] if merged else None
-            if (
-                last is not None
-                and output.get("output_type") == last.get("output_type") == "stream"
-                and output.get("name") == last.get("name")
-            ):
-                last["text"] += output.get("text", "")
-            else:
-                merged.append(output)
-        cells.append(merged)
-    return cells
+    """Notebook outputs as the reader sees them: without execution counts (a cell's printed
+    text is one stream already: ``notebooks.merged_streams``)."""
+    return [
+        notebooks.merged_streams(
+            [{k: v for k, v in output.items() if k != "execution_count"} for output in cell]
+        )
+        for cell in outputs
+    ]
+
+
+def _own_ingredients(options: dict[str, Any]) -> dict[str, str]:
+    """A block's own part of its key: its code and its options."""
+    return {
+        "source": digest(options["code"]),
+        "options": digest(canonical(_plain_options(options))),
+    }
 
 
 def _plain_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -528,11 +528,13 @@ def install_formatters() -> None:
         logger.addHandler(_warnings)
 
 
-def start_build(project_root: Path) -> Build:
+def start_build(project_root: Path, config: Any = None) -> Build:
+    """``config``: MkDocs' config (its Markdown settings are in every block's key)."""
     build = Build(
         project_root=project_root,
         cache=ExecutionCache.for_project(project_root),
-        environment=Environment.read(project_root),
+        environment=Environment.read(project_root, config),
+        config=config,
     )
     _build_holder["build"] = build
     return build

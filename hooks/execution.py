@@ -35,7 +35,7 @@ def on_config(config):
         )
     runner.install_formatters()  # once per process: a serve rebuild finds them in place
     _state["drift"] = None
-    runner.start_build(Path(config.config_file_path).parent)
+    runner.start_build(Path(config.config_file_path).parent, config)
     return config
 
 
@@ -80,6 +80,7 @@ def on_pre_page(page, config, files):
 
 def on_page_content(content, page, config, files):
     build = runner.current_build()
+    content = build.fill_sessions(page.file.src_uri, content)  # each session from one run
     if page.file.src_uri in build.notebook_runs:
         build.record_notebook(page.file.src_uri, content)
     return content
@@ -91,7 +92,8 @@ def on_post_page(output, page, config):
         return output
     build = runner.current_build()
     _state["drift"] = _drift(build, Path(config.config_file_path).parent)
-    return output.replace(report.TABLE_SLOT, report.table(build.runs, _state["drift"]))
+    tables = report.table(build.runs, _state["drift"]) + report.key_html(build.environment, config)
+    return output.replace(report.TABLE_SLOT, tables)
 
 
 def _drift(build, project_root: Path):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import jupytext
 
+from build_support.notebooks import read_jupytext
+
 
 def _notebook_name(page) -> str:
     return Path(page.file.src_uri).stem + ".ipynb"
@@ -40,5 +42,5 @@ def on_post_page(output, page, config):
     if getattr(page, "nb_url", None):
         target = Path(page.file.abs_dest_path).parent / _notebook_name(page)
         target.parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(jupytext.read(page.file.abs_src_path), target, fmt="ipynb")
+        jupytext.write(read_jupytext(page.file.abs_src_path), target, fmt="ipynb")
     return output

@@ -171,7 +171,7 @@ PAGE = "# One diagram\n\n```mermaid\nflowchart LR\n  A[cached] --> B[drawn]\n```
 
 
 def build(site: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in env.items() if k != "MERMAID_SVG_CACHE"}  # the site's own cache
+    env = {k: v for k, v in env.items() if k != "COURSE_CACHE_DIR"}  # the site's own cache
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q"]
     return subprocess.run(command, cwd=site, env=env, capture_output=True, text=True, timeout=120)
 

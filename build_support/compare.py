@@ -1,0 +1,105 @@
+"""Two built sites, file by file and executed block by block: what ``make check-cache`` reports.
+
+A timing (``expected_to_change`` in ``execution-record.json``) differs between any two runs,
+even two fresh ones: its numbers, and the sentences and chart axes drawn from them (which of
+two methods won, how many ticks a log axis gets). So a timing block is compared only for what
+is not a timing: its wrapper (id, source and result options), the label of where it ran, the
+machine named by its "Measured on" caption, the shape of each table (the header with numbers
+masked, and the row count) and how many charts it draws. Everything else is compared exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+
+RECORD = "execution-record.json"
+EXCLUDED = {
+    "build-report/index.html": "says what ran and what was reused: differs by design",
+    RECORD: "holds the timings' digests",
+    "search/search_index.json": "the pages' text, timings included: the pages are compared",
+    "sitemap.xml.gz": "gzip stamps the date of the build (sitemap.xml is compared)",
+}
+_NUMBER = re.compile(r"\d[\d,.]*(?:e[-+]?\d+)?")
+_MACHINE = re.compile(r"(?:on this build|on the machine that built it then): (.*?)(?:\. Reused|$)")
+
+
+def differences(cached: Path, fresh: Path) -> list[str]:
+    """One line (or a few) per difference: the file, the block, the first differing line."""
+    names = {p.relative_to(side).as_posix() for side in (cached, fresh) for p in _files(side)}
+    timings = _timings(cached) | _timings(fresh)
+    found = []
+    for name in sorted(names - set(EXCLUDED)):
+        a, b = cached / name, fresh / name
+        if not a.is_file() or not b.is_file():
+            found.append(f"{name}: only in the {'fresh' if b.is_file() else 'cached'} build")
+        elif a.read_bytes() != b.read_bytes():
+            if name.endswith(".html"):
+                found += _page_differences(name, a.read_text(), b.read_text(), timings)
+            else:
+                found.append(_first_line(name, _lines(a), _lines(b)))
+    return found
+
+
+def _files(site: Path) -> list[Path]:
+    return [path for path in site.rglob("*") if path.is_file()]
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_bytes().decode("utf-8", "replace").splitlines()
+
+
+def _timings(site: Path) -> set[str]:
+    record = site / RECORD
+    if not record.is_file():
+        return set()
+    outputs = json.loads(record.read_text()).get("outputs", [])
+    return {output["block_id"] for output in outputs if output.get("expected_to_change")}
+
+
+def _page_differences(name: str, cached: str, fresh: str, timings: set[str]) -> list[str]:
+    pages = [BeautifulSoup(text, "html.parser") for text in (cached, fresh)]
+    blocks = [page.select("div.exec-block[data-exec-id]") for page in pages]
+    ids = [[block["data-exec-id"] for block in side] for side in blocks]
+    if ids[0] != ids[1]:
+        return [_first_line(f"{name}: the executed blocks", *ids)]
+    found = []
+    for block_id, a, b in zip(ids[0], *blocks, strict=True):
+        timed = block_id in timings
+        left, right = (_timing_shape(x) if timed else str(x).splitlines() for x in (a, b))
+        if left != right:
+            what = "timing block" if timed else "block"
+            found.append(_first_line(f"{name}, {what} {block_id}", left, right))
+    for side in blocks:  # the rest of the page: each block replaced by its id
+        for block in side:
+            block.replace_with(f"[block {block['data-exec-id']}]")
+    rest = [str(page).splitlines() for page in pages]
+    if rest[0] != rest[1]:
+        found.append(_first_line(f"{name}, outside the executed blocks", *rest))
+    return found
+
+
+def _timing_shape(block) -> list[str]:
+    """What a timing block shows that is not a timing, as lines."""
+    shape = [f"wrapper {block.get('data-source')!r} {block.get('data-result')!r}"]
+    shape += [f"ran on: {label.get_text()}" for label in block.select("p.run-label")]
+    for caption in block.select("p.measured-label"):
+        machine = _MACHINE.search(caption.get_text())
+        shape.append(f"measured on: {machine.group(1) if machine else caption.get_text()}")
+    for table in block.select("table"):
+        header = " | ".join(cell.get_text(" ", strip=True) for cell in table.select("th"))
+        shape.append(f"table: {_NUMBER.sub('#', header)}; {len(table.select('tbody tr'))} rows")
+    shape.append(f"charts: {len(block.select('svg'))}")
+    return shape
+
+
+def _first_line(where: str, cached: list[str], fresh: list[str]) -> str:
+    for number, (a, b) in enumerate(zip(cached, fresh, strict=False), start=1):
+        if a != b:
+            return f"{where}: first difference at line {number}\n  cached: {a}\n  fresh:  {b}"
+    number = min(len(cached), len(fresh)) + 1
+    longer, side = (cached, "cached") if len(cached) > len(fresh) else (fresh, "fresh")
+    return f"{where}: line {number} only in the {side} build: {longer[number - 1]}"

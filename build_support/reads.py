@@ -1,0 +1,104 @@
+"""The files a block reads while it runs, stored with its output and checked before reuse.
+
+Only a block's code is known before it runs; what it then reads (a data file under ``docs/``,
+matplotlib's settings, anything ``open`` reaches) is not. So, as make's dependency files do,
+each file the running block opens for reading is recorded with its SHA-256 beside the output,
+and an entry is reused only while every one of them is unchanged.
+
+Recorded: every file opened for reading (Python's ``open`` audit event) by the thread that runs
+the block, except files it wrote itself, compiled modules (``.pyc``), files under
+``sys.prefix`` (keyed by ``uv.lock`` and the Python version), ``/proc``, ``/sys`` and ``/dev``
+(the backend label). A file under the
+project is stored by its path in the project, so an entry survives a move of the checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+_SYSTEM = ("/proc/", "/sys/", "/dev/")
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT
+_local = threading.local()
+_hook_installed = threading.Lock()
+_installed: list[bool] = []
+
+
+class Opened:
+    """What one block opened while it ran: paths read, paths written."""
+
+    def __init__(self) -> None:
+        self.read: set[str] = set()
+        self.written: set[str] = set()
+
+
+def _hook(event: str, args: tuple) -> None:
+    if event != "open":
+        return
+    opened = getattr(_local, "opened", None)
+    if opened is None or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    path, mode, flags = args
+    path = os.path.abspath(os.fsdecode(path))
+    writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & _WRITES)
+    (opened.written if writes else opened.read).add(path)
+
+
+@contextmanager
+def recorded() -> Iterator[Opened]:
+    """Record what the current thread opens inside the ``with`` block."""
+    with _hook_installed:
+        if not _installed:  # an audit hook cannot be removed: one per process, switched here
+            sys.addaudithook(_hook)
+            _installed.append(True)
+    outer = getattr(_local, "opened", None)
+    _local.opened = Opened()
+    try:
+        yield _local.opened
+    finally:
+        inner, _local.opened = _local.opened, outer
+        if outer is not None:  # nested: the outer block read these too
+            outer.read |= inner.read
+            outer.written |= inner.written
+
+
+def _excluded(path: str) -> bool:
+    """Python's own files (and compiled modules: their bytes change with every compile)."""
+    if path.startswith(_SYSTEM) or path.endswith(".pyc") or "/__pycache__/" in path:
+        return True
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    return any(path.startswith(prefix + os.sep) for prefix in prefixes)
+
+
+def digests(opened: Opened, project_root: Path) -> dict[str, str]:
+    """Name -> SHA-256 of every file ``opened`` read and did not write (names relative to the
+    project where they are in it)."""
+    root = str(project_root.resolve()) + os.sep
+    found = {}
+    for path in sorted(opened.read - opened.written):
+        if _excluded(path) or not os.path.isfile(path):
+            continue
+        name = path.removeprefix(root) if path.startswith(root) else path
+        found[name] = _digest(Path(path))
+    return found
+
+
+def changed(stored: dict[str, str] | None, project_root: Path) -> list[str]:
+    """Why an entry's reads no longer hold: one reason per file changed or gone."""
+    reasons = []
+    for name, digest in (stored or {}).items():
+        path = project_root / name  # an absolute name stays absolute
+        current = _digest(path) if path.is_file() else None
+        if current != digest:
+            what = "changed" if current else "gone"
+            reasons.append(f"`{name}` {what} (read by the block)")
+    return reasons
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

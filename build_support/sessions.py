@@ -1,0 +1,112 @@
+"""markdown-exec sessions as one run each: read from the page before it renders, and their
+outputs put into the page once the whole session is known.
+
+Blocks of a session share their globals, so a session is one cache entry, keyed on all of its
+code (``fences`` reads it from the page's Markdown, snippets expanded by pymdownx.snippets as
+the page will show them). While the page renders, each block of a session is given a slot, not
+its output: if a later block turns out not to match the stored run, every earlier block is run
+again and its slot takes the new output. ``Session.fill`` writes the slots into the page's HTML
+(``on_page_content``), so every output, caption and timing on the page comes from one run.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+# A fence that markdown-exec executes in a session: its header line, then its code.
+_SESSION_FENCE = re.compile(
+    r'^(?P<indent>[ \t]*)(?P<ticks>`{3,})[ \t]*(?:python|py)\b(?P<header>[^\n]*\bsession="'
+    r'(?P<session>[^"]+)"[^\n]*)\n(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$',
+    re.MULTILINE | re.DOTALL,
+)
+_NOT_EXECUTED = re.compile(r'\bexec="(?:no|off|false|0)"')
+
+
+def fences(markdown: str) -> Iterator[tuple[str, str, str]]:
+    """(session name, header, code) of every executed session fence, in page order."""
+    for match in _SESSION_FENCE.finditer(markdown):
+        if _NOT_EXECUTED.search(match["header"]) or "exec=" not in match["header"]:
+            continue
+        indent = len(match["indent"])
+        code = "\n".join(line[indent:] for line in match["code"].splitlines())
+        yield match["session"], match["header"].strip(), code.rstrip("\n")
+
+
+def is_timed(header_or_options: str | dict[str, Any]) -> bool:
+    """A ``quiet="yes"`` block: a timing (expected to change from build to build)."""
+    if isinstance(header_or_options, dict):
+        return (header_or_options.get("extra") or {}).get("quiet") == "yes"
+    return 'quiet="yes"' in header_or_options
+
+
+def forget_globals(name: str) -> None:
+    """Start markdown-exec's session ``name`` with empty globals. markdown-exec keeps them per
+    process and name: without this, a session run under ``mkdocs serve`` would see the names a
+    previous build left behind, where a fresh build would fail."""
+    from markdown_exec._internal.formatters import python
+
+    python._sessions_globals.pop(name, None)
+
+
+@dataclass
+class Slot:
+    """Where one block's output and run label go in the page, filled once the session is done."""
+
+    output_token: str
+    ran_on_token: str
+    html: str = ""
+    ran_on: str = ""
+    run: Any = None  # the block's runner.Run, completed when filled
+
+
+@dataclass
+class Session:
+    """A session's blocks on one page, read from its Markdown, and how this build treats it."""
+
+    headers: list[str]
+    codes: list[str]
+    position: int = 0  # blocks of it formatted so far
+    entry: dict[str, Any] | None = None  # reused from the cache when set
+    reasons: list[str] = field(default_factory=list)
+    key: str = ""
+    identity: str = ""
+    ingredients: dict[str, str] = field(default_factory=dict)
+    blocks: list[dict[str, Any]] = field(default_factory=list)  # what this build ran
+    options_seen: list[dict[str, Any]] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    reads: dict[str, str] = field(default_factory=dict)  # files its run read
+    failed: bool = False
+    measured: dict[str, str] | None = None
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def timed(self) -> bool:
+        return any(is_timed(header) for header in self.headers)
+
+    def new_slot(self) -> Slot:
+        prefix = f"exec-session-{self.token}-{len(self.slots)}"
+        slot = Slot(f"{prefix}-output", f"{prefix}-ran-on")
+        self.slots.append(slot)
+        return slot
+
+    def stored(self, position: int) -> dict[str, Any] | None:
+        """Block ``position`` of the stored run being reused, if there is one."""
+        blocks = self.entry["blocks"] if self.entry is not None else []
+        return blocks[position] if position < len(blocks) else None
+
+    def complete(self) -> bool:
+        """Every block the page's Markdown showed has run in this build, none failed."""
+        return not self.failed and len(self.blocks) == len(self.codes) == len(self.slots)
+
+    def fill(self, content: str) -> str:
+        """The page's HTML with this session's outputs and run labels in their slots."""
+        for slot in self.slots:
+            content = content.replace(slot.output_token, slot.html)
+            content = content.replace(slot.ran_on_token, html.escape(slot.ran_on))
+            slot.run.ran_on = slot.ran_on
+        return content

@@ -1,0 +1,287 @@
+"""Cached equals fresh, after each change an author makes (build_support/check_cache.py).
+
+A small site (one page: a session whose first block is a snippet, a block that prints Markdown
+with a glossary word and a file it reads, a block that prints JAX's devices and dtype) is built
+with the cache and fresh, side by side, by ``make check-cache``'s own ``check``; then one
+change at a time is applied and the check runs again. The tests run in file order and build on
+each other: each change lands on a cache that holds the previous state. The last one plants a
+stale entry and shows that the check names it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from build_support import runner
+from build_support.cache import ExecutionCache
+from build_support.check_cache import check
+from build_support.store import FileStore
+
+from .helpers import ROOT
+
+MKDOCS_YML = """\
+site_name: Differential
+theme:
+  name: material
+  font: false
+markdown_extensions:
+  - abbr
+  - attr_list
+  - md_in_html
+  - pymdownx.highlight:
+      css_class: highlight
+  - pymdownx.snippets:
+      check_paths: true
+      auto_append:
+        - docs/includes/abbreviations.md
+  - pymdownx.superfences
+plugins:
+  - markdown-exec:
+      languages: [python]
+  - mkdocs-jupyter:
+      include: ["notebooks/*.py"]
+      ignore: ["*.md"]
+      execute: false
+hooks:
+  - hooks/execution.py
+exclude_docs: |
+  includes/
+  snippets/
+"""
+PAGE = """\
+# A small page
+
+```python exec="on" session="s" id="s-setup"
+--8<-- "docs/snippets/setup.py"
+```
+
+```python exec="on" session="s" id="s-print" source="above" result="text"
+print(rows, multiplies)
+```
+
+```python exec="on" id="prose"
+from pathlib import Path
+
+print("Every batch is scored at once:", Path("docs/snippets/unit.txt").read_text())
+```
+
+```python exec="on" id="devices" result="text"
+import jax
+import jax.numpy as jnp
+
+print("devices =", jax.devices())
+print("dtype =", jnp.asarray(1.0).dtype)
+```
+"""
+SETUP = """\
+from examples import scalar_multiply_count
+
+rows = [1, 2, 3]
+multiplies = scalar_multiply_count(len(rows), 2)
+"""
+ABBREVIATIONS = "*[batch]: A group of samples processed together.\n"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    project = tmp_path_factory.mktemp("differential") / "project"
+    ignore = shutil.ignore_patterns("__pycache__")
+    for name in ("examples", "build_support"):
+        shutil.copytree(ROOT / name, project / name, ignore=ignore)
+    (project / "hooks").mkdir()
+    shutil.copy(ROOT / "hooks/execution.py", project / "hooks/execution.py")
+    shutil.copy(ROOT / "uv.lock", project / "uv.lock")
+    files = {
+        "mkdocs.yml": MKDOCS_YML,
+        "docs/index.md": PAGE,
+        "docs/snippets/setup.py": SETUP,
+        "docs/includes/abbreviations.md": ABBREVIATIONS,
+        "docs/snippets/unit.txt": "one row at a time",
+    }
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    assert_cached_equals_fresh(project)  # the cache now holds every output
+    return project
+
+
+def assert_cached_equals_fresh(project: Path, **env: str) -> Path:
+    out = project.parent / "check"
+    found = check(project, out, env)
+    assert found == [], "\n".join(found)
+    fresh_report = (out / "fresh/build-report/index.html").read_text()
+    assert "<td>reused</td>" not in fresh_report and "<td>ran</td>" in fresh_report
+    return out
+
+
+def edit(project: Path, name: str, old: str, new: str) -> None:
+    path = project / name
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {name}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def cached_page(out: Path) -> str:
+    return (out / "cached/index.html").read_text()
+
+
+def test_a_glossary_definition(site):
+    edit(site, "docs/includes/abbreviations.md", "processed together", "scored at once")
+    out = assert_cached_equals_fresh(site)
+    assert '<abbr title="A group of samples scored at once.">batch</abbr>' in cached_page(out)
+
+
+def test_a_markdown_extension_option(site):
+    edit(site, "mkdocs.yml", "css_class: highlight", "css_class: code-box")
+    out = assert_cached_equals_fresh(site)
+    assert 'class="code-box"' in cached_page(out)
+
+
+def test_a_snippet_included_in_a_session(site):
+    edit(site, "docs/snippets/setup.py", "rows = [1, 2, 3]", "rows = [1, 2, 3, 4]")
+    out = assert_cached_equals_fresh(site)
+    assert "[1, 2, 3, 4] 8" in cached_page(out)
+    # The key saw the snippet's new text before the session opened (snippets expanded).
+    report = (out / "cached/build-report/index.html").read_text()
+    assert "a block of its session changed" in report
+    assert "did not match the cache entry" not in report
+
+
+def test_jax_num_cpu_devices_and_back(site):
+    out = assert_cached_equals_fresh(site, JAX_NUM_CPU_DEVICES="4")
+    assert "CpuDevice(id=3)" in cached_page(out)
+    out = assert_cached_equals_fresh(site)  # and a plain build after it shows one device again
+    assert "CpuDevice(id=3)" not in cached_page(out)
+
+
+def test_jax_enable_x64(site):
+    out = assert_cached_equals_fresh(site, JAX_ENABLE_X64="1")
+    assert "dtype = float64" in cached_page(out)
+
+
+def test_a_module_added_to_and_removed_from_examples(site):
+    module = site / "examples/extra.py"
+    module.write_text('"""A module added by the author."""\n\nEXTRA = 1\n')
+    assert_cached_equals_fresh(site)
+    module.unlink()
+    assert_cached_equals_fresh(site)
+
+
+def test_a_file_a_block_reads(site):
+    edit(site, "docs/snippets/unit.txt", "one row", "every row")
+    out = assert_cached_equals_fresh(site)
+    assert "every row at a time" in cached_page(out)
+    report = (out / "cached/build-report/index.html").read_text()
+    assert "<code>docs/snippets/unit.txt</code> changed (read by the block)" in report
+
+
+def test_a_function_body(site):
+    product = '* _as_count("feature_count", feature_count)\n'
+    edit(site, "examples/counting.py", product, product.replace("\n", " + 1\n"))
+    out = assert_cached_equals_fresh(site)
+    assert "[1, 2, 3, 4] 9" in cached_page(out)
+
+
+def test_a_planted_stale_entry_is_named_by_the_check(site):
+    cache = ExecutionCache(site / ".cache")
+    planted = 0
+    for path, _ in FileStore(cache.root).entries("execution"):
+        payload = cache.load(path.name).payload or {}
+        for block in payload.get("blocks", []):
+            if block.get("id") == "s-print" and "[1, 2, 3, 4] 9" in block["html"]:
+                block["html"] = block["html"].replace("[1, 2, 3, 4] 9", "[1, 2, 3, 4] 10")
+                cache.store(path.name, {k: v for k, v in payload.items() if k != "key"})
+                planted += 1
+    assert planted == 1
+    found = check(site, site.parent / "check")
+    assert len(found) == 1, found
+    assert found[0].startswith("index.html, block s-print: first difference at line ")
+    assert "\n  cached: " in found[0] and "[1, 2, 3, 4] 10" in found[0]
+    assert "\n  fresh:  " in found[0] and "[1, 2, 3, 4] 9" in found[0]
+
+
+# ---------------------------------------------------------------- a session is one run
+
+
+def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path, monkeypatch):
+    """The page's Markdown says blocks A, B; the page renders A, B2 (as when a hook rewrites a
+    block after the pre-parse). A is reused from the stored run until B2 shows the mismatch:
+    then A runs again and the page shows A and B2 from that one run, which is stored."""
+    runs = {"count": 0}
+
+    def formatter(**options):  # each output names the run of the session it belongs to
+        runs["count"] += options["code"] == "A"
+        return f"<p>run {runs['count']}: {options['code']}</p>"
+
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FRESH", raising=False)
+    runner.install_formatters()
+    monkeypatch.setitem(runner._originals, "python", formatter)
+    monkeypatch.setattr(runner, "forget_globals", lambda name: None)  # no markdown-exec run
+    markdown = (
+        '```python exec="on" session="s"\nA\n```\n\n```python exec="on" session="s"\nB\n```\n'
+    )
+
+    def build(*codes: str):
+        build = runner.start_build(ROOT)
+        build.page = "page.md"
+        build.read_sessions("page.md", markdown)
+        html = "".join(
+            build.format_block("python", {"code": code, "session": "s"}) for code in codes
+        )
+        return build.fill_sessions("page.md", html), [(run.ran, run.reasons) for run in build.runs]
+
+    html, outcomes = build("A", "B")
+    assert "run 1: A" in html and "run 1: B" in html
+    html, outcomes = build("A", "B2")
+    assert "run 2: A" in html and "run 2: B2" in html and "run 1" not in html
+    assert outcomes == [(True, ["its session's blocks did not match the cache entry"])] * 2
+    html, outcomes = build("A", "B2")  # stored: reused whole
+    assert "run 2: A" in html and "run 2: B2" in html
+    assert outcomes == [(False, [])] * 2
+
+
+# ---------------------------------------------------------------- what a timing is compared on
+
+
+def _timing_page(seconds: str, machine: str, winner: str) -> str:
+    return (
+        '<div class="exec-block" data-exec-id="timed" data-source="" data-result="">'
+        f'<p class="measured-label"><em>Measured on this build: {machine}</em></p>'
+        "<table><thead><tr><th>rows</th><th>loop (s)</th></tr></thead>"
+        f"<tbody><tr><td>1,000</td><td>{seconds}</td></tr></tbody></table>"
+        f"<ul><li>{winner} won at 1,000 rows.</li></ul><svg><path d='M{seconds}'/></svg></div>"
+    )
+
+
+def test_a_timing_is_compared_for_what_is_not_a_timing():
+    from build_support.compare import _page_differences
+
+    same = _page_differences(
+        "page.html",
+        _timing_page("0.012", "cpu · 1 device", "The loop"),
+        _timing_page("0.019", "cpu · 1 device", "score_batch"),
+        {"timed"},
+    )
+    assert same == []  # numbers, and the sentences drawn from them, vary between runs
+    other_machine = _page_differences(
+        "page.html",
+        _timing_page("0.012", "cpu · 4 devices", "The loop"),
+        _timing_page("0.012", "cpu · 1 device", "The loop"),
+        {"timed"},
+    )
+    assert other_machine == [
+        "page.html, timing block timed: first difference at line 2\n"
+        "  cached: measured on: cpu · 4 devices\n"
+        "  fresh:  measured on: cpu · 1 device"
+    ]
+    not_a_timing = _page_differences(
+        "page.html",
+        _timing_page("0.012", "cpu", "The loop"),
+        _timing_page("0.019", "cpu", "The loop"),
+        set(),
+    )
+    assert len(not_a_timing) == 1 and "block timed: first difference" in not_a_timing[0]
