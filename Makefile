@@ -68,14 +68,26 @@ $(PDFTOTEXT):
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
-## reusing every output whose ingredients did not change: see build_support/cache.py)
+## reusing every output whose ingredients did not change: see build_support/cache.py). A block
+## that fails shows its error in its page instead of stopping the server (build_support/guard.py).
 DEV_ADDR ?= 127.0.0.1:8000
 serve: setup $(CHROMIUM)
 	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
+# A build writes into $(STAGING) and replaces site/ only once it succeeded: mkdocs empties its
+# site_dir first and writes every page even when --strict then fails, so a failed build leaves
+# the previous site/ as it was, and no half-written one. mkdocs.yml's site_dir reads
+# COURSE_SITE_DIR (mike, which make publish runs, has no option for it).
+STAGING := site.building
+DROP_STAGING := { rm -rf $(STAGING); exit 1; }
+SWAP_IN_STAGING := rm -rf site.previous && { ! test -e site || mv site site.previous; } \
+	&& mv $(STAGING) site && rm -rf site.previous
+
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: setup $(CHROMIUM)
-	FRESH=$(FRESH) $(BIN)/mkdocs build --strict
+	rm -rf $(STAGING)
+	COURSE_SITE_DIR=$(STAGING) FRESH=$(FRESH) $(BIN)/mkdocs build --strict || $(DROP_STAGING)
+	@$(SWAP_IN_STAGING)
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup $(CHROMIUM) $(JAVA) $(PDFTOTEXT) lint
@@ -95,7 +107,10 @@ bench: build $(CHROMIUM)
 MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
 publish: setup $(CHROMIUM)
 	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
-	FRESH=1 PUBLISH_VERSION=$(VERSION) $(MIKE) deploy --update-aliases $(VERSION) latest
+	rm -rf $(STAGING)
+	COURSE_SITE_DIR=$(STAGING) FRESH=1 PUBLISH_VERSION=$(VERSION) \
+		$(MIKE) deploy --update-aliases $(VERSION) latest || $(DROP_STAGING)
+	@$(SWAP_IN_STAGING)
 	$(MIKE) set-default latest
 	@$(BIN)/python -m build_support.record $(VERSION)
 
@@ -104,4 +119,4 @@ print-version:
 
 ## clean: remove the built site and every cache (.cache/: the execution cache and others)
 clean:
-	rm -rf site .cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf site $(STAGING) site.previous .cache .pytest_cache .ruff_cache .hypothesis
