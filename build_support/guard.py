@@ -121,8 +121,8 @@ def run(
     (under serve, the HTML is then the failure). Raises ``BlockFailed`` outside serve."""
     block_id = options.get("id") or "(no id)"
     failure = _run(formatter, options, page, block_id)
-    if isinstance(failure, str):
-        return failure, False
+    if not isinstance(failure, Failure):
+        return failure, False  # the block's output
     if not serving():
         raise BlockFailed(failure.message())
     limits.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
@@ -130,6 +130,7 @@ def run(
 
 
 def _run(formatter, options, page, block_id) -> str | Failure:
+    """The block's output, or why it failed."""
     extra = dict(options.get("extra") or {})
     seconds = _timeout(extra.pop(TIMEOUT_OPTION, None))
     if isinstance(seconds, str):

@@ -123,14 +123,14 @@ def test_a_block_deaf_to_the_time_limit_is_ended_by_the_watchdog(site):
     code = "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
     result, seconds = build(site, code + "time.sleep(600)", ' timeout="1"')
     assert result.returncode == 1
-    assert "page index.md, block 'blk' is still running 5 s past its time limit of 1 s" in (
-        result.stderr
-    )
+    grace = f"{limits.GRACE_S:g} s"
+    said = f"page index.md, block 'blk' is still running {grace} past its time limit of 1 s"
+    assert said in result.stderr
     assert seconds < 60
 
 
 def test_a_block_within_its_limit_is_untouched_and_a_bad_limit_is_named(site):
-    result, _ = build(site, "import time\ntime.sleep(1.5)\nprint('done')", ' timeout="3"')
+    result, _ = build(site, "import time\ntime.sleep(1.0)\nprint('done')", ' timeout="5"')
     assert result.returncode == 0, result.stderr
     assert "done" in (site / "site" / "index.html").read_text()
     result, _ = build(site, "print('done')", ' timeout="soon"')
