@@ -66,14 +66,26 @@ test-tools: setup
 	@$(BIN)/python -m build_support.browser "make test needs a browser (the browser tests drive it)" >/dev/null
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
-## reusing every output whose ingredients did not change: see build_support/cache.py)
+## reusing every output whose ingredients did not change: see build_support/cache.py). A block
+## that fails shows its error in its page instead of stopping the server (build_support/guard.py).
 DEV_ADDR ?= 127.0.0.1:8000
 serve: setup
 	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
+# A build writes into $(STAGING) and replaces site/ only once it succeeded: mkdocs empties its
+# site_dir first and writes every page even when --strict then fails, so a failed build leaves
+# the previous site/ as it was, and no half-written one. mkdocs.yml's site_dir reads
+# COURSE_SITE_DIR (mike, which make publish runs, has no option for it).
+STAGING := site.building
+DROP_STAGING := { rm -rf $(STAGING); exit 1; }
+SWAP_IN_STAGING := rm -rf site.previous && { ! test -e site || mv site site.previous; } \
+	&& mv $(STAGING) site && rm -rf site.previous
+
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: setup
-	FRESH=$(FRESH) $(BIN)/mkdocs build --strict
+	rm -rf $(STAGING)
+	COURSE_SITE_DIR=$(STAGING) FRESH=$(FRESH) $(BIN)/mkdocs build --strict || $(DROP_STAGING)
+	@$(SWAP_IN_STAGING)
 
 ## check-cache: build with the cache and fresh (a copy, empty caches), side by side, into
 ## .cache/check-cache/; fail on any difference, naming the page, the block and the first line
@@ -98,7 +110,10 @@ bench: build
 MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
 publish: setup
 	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
-	FRESH=1 PUBLISH_VERSION=$(VERSION) $(MIKE) deploy --update-aliases $(VERSION) latest
+	rm -rf $(STAGING)
+	COURSE_SITE_DIR=$(STAGING) FRESH=1 PUBLISH_VERSION=$(VERSION) \
+		$(MIKE) deploy --update-aliases $(VERSION) latest || $(DROP_STAGING)
+	@$(SWAP_IN_STAGING)
 	$(MIKE) set-default latest
 	@$(BIN)/python -m build_support.record $(VERSION)
 
@@ -110,4 +125,4 @@ print-version:
 # folder that holds other things (~/.cache).
 clean:
 	$(PYTHON) -m build_support.store clear
-	rm -rf site .cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf site $(STAGING) site.previous .cache .pytest_cache .ruff_cache .hypothesis

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import html
-import logging
 import re
 import sys
 import time
@@ -24,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import notebooks, reads
+from . import guard, notebooks, reads
 from .cache import (
     Environment,
     ExecutionCache,
@@ -58,18 +57,6 @@ class Run:
     expected_to_change: bool = False
 
 
-class _WarningCounter(logging.Handler):
-    """markdown-exec reports a failing block only with a warning: count them."""
-
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record):
-        self.count += 1
-
-
-_warnings = _WarningCounter()
 _originals: dict[str, Any] = {}
 
 
@@ -238,13 +225,13 @@ class Build:
         return why_it_ran(self.cache.last_ingredients(identity), ingredients)
 
     def _execute(self, language: str, options: dict[str, Any], timed: bool) -> tuple[dict, bool]:
+        """Run one block with markdown-exec's formatter, under guard's limits: a failure fails
+        the build, or under ``mkdocs serve`` shows in the page in place of the output."""
         if timed:
             self.wait_for_notebooks()  # a timing gets the machine to itself
-        before = _warnings.count
         started = time.perf_counter()
-        output = str(_originals[language](**options))
+        output, failed = guard.run(_originals[language], options, self.page)
         seconds = time.perf_counter() - started
-        failed = _warnings.count > before
         return {
             "id": options.get("id") or "(no id)",
             "html": output,
@@ -523,9 +510,7 @@ def install_formatters() -> None:
         if current is not formatter:
             _originals[language] = current
             markdown_exec.formatters[language] = formatter
-    logger = logging.getLogger("mkdocs.plugins.markdown_exec")
-    if _warnings not in logger.handlers:
-        logger.addHandler(_warnings)
+    guard.install()  # a block's failure is seen whatever it raised
 
 
 def start_build(project_root: Path, config: Any = None) -> Build:

@@ -20,11 +20,17 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from build_support import record, report, runner
+from build_support import guard, record, report, runner
 
 log = logging.getLogger("mkdocs.hooks.execution")
 
 _state: dict[str, object] = {"drift": None, "scratch": None}
+
+
+def on_startup(command, dirty):
+    # Called once per process: `mkdocs serve` shows a failing block in its page and goes on;
+    # `mkdocs build` (make build, mike under make publish, CI) fails on it.
+    guard.set_serving(command == "serve")
 
 
 def on_config(config):

@@ -1,0 +1,265 @@
+"""No block ends, hangs or floods a build; a failing block is named, and shown in its page
+under ``mkdocs serve`` (build_support/guard.py, build_support/limits.py).
+
+The builds here are of a one-page site that loads the project's execution hook (a second or two
+each), not of the course: what is tested is the hook, not the pages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from build_support import guard, limits
+from build_support.site_tools import BUILD_ENV, author_env, mkdocs_build
+
+from .browser import free_port, listening
+from .helpers import ROOT
+
+CONFIG = f"""\
+site_name: guard test
+strict: true
+site_dir: !ENV [COURSE_SITE_DIR, site]
+theme:
+  name: material
+markdown_extensions:
+  - admonition
+  - pymdownx.superfences
+plugins:
+  - markdown-exec:
+      languages: [python]
+  - mkdocs-jupyter:
+      include: ["notebooks/*.py"]
+      ignore: ["*.md"]
+      execute: false
+hooks:
+  - {ROOT / "hooks" / "execution.py"}
+"""
+
+
+def page_with(code: str, options: str = "") -> str:
+    return (
+        "# A page\n\nBefore the block.\n\n"
+        f'```python exec="on" id="blk"{options}\n{code}\n```\n\nAfter the block.\n'
+    )
+
+
+@pytest.fixture
+def site(tmp_path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(CONFIG)
+    return tmp_path
+
+
+def build(site: Path, code: str, options: str = "") -> tuple[subprocess.CompletedProcess, float]:
+    (site / "docs" / "index.md").write_text(page_with(code, options))
+    started = time.monotonic()
+    result = mkdocs_build(site / "mkdocs.yml", site / "site", cache_dir=site / "cache", timeout=120)
+    return result, time.monotonic() - started
+
+
+FAILED = "page index.md, block 'blk' failed: "
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("import sys\nsys.exit(0)", "SystemExit: 0 (a block may not end the build"),
+        ("raise SystemExit", "SystemExit (a block may not end the build"),
+        ("import sys\nsys.exit(3)", "SystemExit: 3"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+        ("class Odd(BaseException):\n    pass\nraise Odd('odd')", "Odd: odd"),
+        (
+            "x = 1\ny = x / 0",
+            "ZeroDivisionError: division by zero\n  at line 2 of the block: y = x / 0",
+        ),
+    ],
+    ids=["exit-0", "raise-SystemExit", "exit-3", "KeyboardInterrupt", "BaseException", "Exception"],
+)
+def test_a_block_that_raises_anything_fails_the_build_naming_page_and_block(site, code, said):
+    result, _ = build(site, code)
+    assert result.returncode == 1, result.stderr
+    assert FAILED + said in result.stderr
+
+
+def test_the_line_in_examples_is_named(site):
+    result, _ = build(site, "from examples import score_batch\nscore_batch([[1.0]], 'w')")
+    assert result.returncode == 1
+    assert FAILED + "TypeError: " in result.stderr
+    assert "line 2 of the block: score_batch([[1.0]], 'w')" in result.stderr
+    # The innermost frame in examples/ is where it failed; the ones between are listed too.
+    assert re.search(r"\n  at examples/\w+\.py, line \d+, in \w+: raise TypeError", result.stderr)
+    assert re.search(r"\n    examples/scoring\.py, line \d+, in score_batch: ", result.stderr)
+
+
+def test_a_block_past_its_time_limit_fails_the_build_naming_it(site):
+    result, seconds = build(site, "import time\ntime.sleep(600)", ' timeout="2"')
+    assert result.returncode == 1
+    assert FAILED + "still running after its time limit of 2 s" in result.stderr
+    assert "at line 2 of the block: time.sleep(600)" in result.stderr
+    assert seconds < 60
+
+
+def test_a_block_that_swallows_the_time_limit_still_fails(site):
+    code = "import time\ntry:\n    time.sleep(600)\nexcept BaseException:\n    pass"
+    result, seconds = build(site, code, ' timeout="1"')
+    assert result.returncode == 1
+    assert FAILED + "ran past its time limit of 1 s" in result.stderr
+    assert seconds < 60
+
+
+def test_a_block_deaf_to_the_time_limit_is_ended_by_the_watchdog(site):
+    # SIGALRM blocked, a C sleep: neither the alarm nor an async exception can reach it.
+    code = "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+    result, seconds = build(site, code + "time.sleep(600)", ' timeout="1"')
+    assert result.returncode == 1
+    grace = f"{limits.GRACE_S:g} s"
+    said = f"page index.md, block 'blk' is still running {grace} past its time limit of 1 s"
+    assert said in result.stderr
+    assert seconds < 60
+
+
+def test_a_block_within_its_limit_is_untouched_and_a_bad_limit_is_named(site):
+    result, _ = build(site, "import time\ntime.sleep(1.0)\nprint('done')", ' timeout="5"')
+    assert result.returncode == 0, result.stderr
+    assert "done" in (site / "site" / "index.html").read_text()
+    result, _ = build(site, "print('done')", ' timeout="soon"')
+    assert result.returncode == 1
+    assert FAILED + 'timeout="soon": expected a number of seconds greater than 0' in result.stderr
+
+
+def test_an_output_over_the_size_limit_fails_the_build_naming_it(site):
+    result, _ = build(site, f"print('x' * {guard.MAX_OUTPUT_BYTES})")
+    assert result.returncode == 1
+    assert FAILED + "its output is " in result.stderr
+    assert f"over the limit of {guard.MAX_OUTPUT_BYTES:,}" in result.stderr
+    just_under = guard.MAX_OUTPUT_BYTES - 10_000  # markdown-exec wraps it in a few tags
+    result, _ = build(site, f"print('x' * {just_under})")
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_time_limit_reaches_a_block_outside_the_main_thread():
+    """Where the block runs in another thread (no SIGALRM there): an asynchronous exception."""
+    outcome: dict[str, object] = {}
+
+    def block():
+        limit = limits.Limit(0.5, "page p, block 'b'")
+        started = time.monotonic()
+        try:
+            with limits.time_limit(limit):
+                while True:
+                    pass
+        except limits.BlockTimeout:
+            outcome["seconds"] = time.monotonic() - started
+            outcome["timed_out"] = limit.timed_out
+        with limits.time_limit(limits.Limit(0.5, "page p, block 'c'")):
+            pass
+        time.sleep(1.0)  # a limit that ended in time fires nothing later
+        outcome["after"] = "fine"
+
+    thread = threading.Thread(target=block)
+    thread.start()
+    thread.join(timeout=30)
+    assert outcome["timed_out"] is True and 0.4 < outcome["seconds"] < 10
+    assert outcome["after"] == "fine"
+
+
+# ---------------------------------------------------------------- make build keeps site/
+
+
+def make_build(project: Path, code: str) -> subprocess.CompletedProcess:
+    (project / "docs" / "index.md").write_text(page_with(code))
+    env = author_env() | BUILD_ENV | {"EXECUTION_CACHE_DIR": str(project / "cache")}
+    # The checkout's .venv and node_modules, linked: never set them up from the copy.
+    command = ["make", "-o", ".venv/.synced", "-o", "node_modules/.installed", "build"]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
+
+
+def test_a_failed_make_build_leaves_the_previous_site_as_it_was(site):
+    shutil.copy2(ROOT / "Makefile", site / "Makefile")
+    for name in (".venv", "node_modules"):
+        (site / name).symlink_to(ROOT / name)
+    result = make_build(site, "print('first')")
+    assert result.returncode == 0, result.stdout + result.stderr
+    before = (site / "site" / "index.html").read_text()
+    assert "first" in before
+
+    result = make_build(site, "import sys\nsys.exit(0)")
+    assert result.returncode != 0
+    assert FAILED + "SystemExit: 0" in result.stderr
+    assert (site / "site" / "index.html").read_text() == before
+    assert not (site / "site.building").exists()
+
+    result = make_build(site, "print('second')")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "second" in (site / "site" / "index.html").read_text()
+    assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
+
+
+# ---------------------------------------------------------------- mkdocs serve
+
+
+def fetch(url: str) -> str:
+    return urllib.request.urlopen(url, timeout=30).read().decode()
+
+
+def wait_for(url: str, condition, seconds: float = 60) -> str:
+    deadline = time.monotonic() + seconds
+    while True:
+        html = fetch(url)
+        if condition(html) or time.monotonic() > deadline:
+            return html
+        time.sleep(0.3)
+
+
+def test_under_serve_a_failing_block_shows_in_its_page_until_a_good_edit(site):
+    from bs4 import BeautifulSoup
+
+    (site / "docs" / "index.md").write_text(page_with("x = 1\ny = x / 0"))
+    port = free_port()
+    env = os.environ | BUILD_ENV | {"EXECUTION_CACHE_DIR": str(site / "cache")}
+    log = (site / "serve.log").open("w")
+    command = [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"127.0.0.1:{port}"]
+    server = subprocess.Popen(command, cwd=site, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while not listening(port):
+            assert server.poll() is None, (site / "serve.log").read_text()
+            assert time.monotonic() < deadline, "mkdocs serve did not start listening"
+            time.sleep(0.2)
+        html = BeautifulSoup(fetch(url), "html.parser")
+        error = html.select_one(".exec-block .exec-error")
+        assert error is not None, html
+        text = error.get_text(" ", strip=True)
+        assert "Block blk failed" in text
+        assert "ZeroDivisionError: division by zero" in text
+        assert "at line 2 of the block: y = x / 0" in text
+        assert "After the block." in html.get_text()  # the rest of the page renders
+        assert FAILED + "ZeroDivisionError" in (site / "serve.log").read_text()
+
+        (site / "docs" / "index.md").write_text(page_with("print('all good')"))
+        fixed = wait_for(url, lambda html: "all good" in html)
+        assert "all good" in fixed and "exec-error" not in fixed
+
+        (site / "docs" / "index.md").write_text(page_with("import sys\nsys.exit(0)"))
+        exited = wait_for(url, lambda html: "exec-error" in html)
+        assert "SystemExit: 0" in exited and server.poll() is None
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
