@@ -34,7 +34,7 @@ from .cache import (
     tool_versions,
     why_it_ran,
 )
-from .record import Output
+from .record import Output, shown_output
 
 PACKAGE = "examples"
 _HEADING = re.compile(r"<h[1-6][\s>]")
@@ -61,6 +61,9 @@ class Run:
     kind: str  # "block" or "notebook"
     output_digest: str = ""
     expected_to_change: bool = False
+    source: str = ""  # the three below: a block shown with its source and a text output only
+    shown: str | None = None
+    environment: dict[str, str] | None = None
 
 
 @dataclass
@@ -139,6 +142,9 @@ class Build:
             output, run = self._format_in_session(language, options, own, session_name)
         else:
             output, run = self._format_alone(language, options, own)
+        run.shown = shown_output(options, output)  # what `python -m examples verify` compares
+        if run.shown is not None:
+            run.source = code
         self.runs.append(run)
         return _wrapped(block_id, options, output, run)
 
@@ -249,6 +255,7 @@ class Build:
             "html": output,
             "seconds": seconds,
             "ran_on": where_it_ran(options["code"]),
+            "environment": _environment(),
         }, failed
 
     def _run_record(self, block_id, ran, reasons, seconds, block, timed) -> Run:
@@ -262,6 +269,7 @@ class Build:
             kind="block",
             output_digest=digest(block["html"]),
             expected_to_change=timed,
+            environment=block.get("environment"),  # absent from entries cached before it was
         )
 
     def cached_value(self, name: str, compute) -> Any:
@@ -389,7 +397,15 @@ class Build:
 
     def outputs(self) -> list[Output]:
         return [
-            Output(run.page, run.block_id, run.output_digest, run.expected_to_change)
+            Output(
+                run.page,
+                run.block_id,
+                run.output_digest,
+                run.expected_to_change,
+                run.source,
+                run.shown,
+                run.environment,
+            )
             for run in self.runs
         ]
 
@@ -481,6 +497,16 @@ def where_it_ran(code: str) -> str:
     import numpy
 
     return f"computed on cpu · numpy {numpy.__version__} · Python {platform.python_version()}"
+
+
+def _environment() -> dict[str, str] | None:
+    """The environment ``python -m examples verify`` compares with a reader's, once a block has
+    imported jax (importing it here, for a block that does not, would cost a second)."""
+    if "jax" not in sys.modules:
+        return None
+    from examples.verify import environment
+
+    return environment()
 
 
 def drop_examples_modules() -> list[str]:
