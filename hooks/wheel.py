@@ -7,6 +7,14 @@ reproducibly (fixed timestamps, sorted entries), so the wheel is cached under
 ``.cache/wheel/<digest>/``, keyed on a digest of everything that goes into it, and rebuilt only
 when that changes.
 
+The wheel also carries the book's expected outputs (``python -m examples verify``): the source
+and output of every block shown with a text output, taken from this build's execution record
+(``build_support.record.expected_outputs``). They exist once every page's blocks have run, so
+the wheel is built in ``on_env`` (after every page is rendered, before files are copied); its
+name, which the pages show, is known from the start. The outputs go to hatchling in a file
+outside the source tree (``COURSE_EXPECTED_OUTPUTS``, read by ``hatch_build.py``) and into the
+wheel's digest: written into ``examples/`` they would change the execution cache's key.
+
 ``{{ install.name }}`` in a page (and in a notebook's text, its ``.ipynb`` and its jupytext
 source) becomes:
 
@@ -20,8 +28,10 @@ An unknown name fails the build; a wheel that is missing when the site is writte
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
+import importlib.util
 import json
 import os
 import re
@@ -29,20 +39,25 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils.meta import get_data
+from packaging.version import Version
 
 SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing.md"  # holds `version:` (see the Makefile)
 # Everything the wheel is built from (hatch_build.py reads the version from the section page
 # and the URLs from mkdocs.yml: the digest takes those two values, not the whole files).
 WHEEL_SOURCES = ("pyproject.toml", "hatch_build.py", "README.md", "examples")
 _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
+EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # hatch_build.py reads it
 
 _install: dict[str, str] = {}  # this build's values for {{ install.name }}
 _wheel: Path | None = None  # this build's wheel, in the cache
+_file: File | None = None  # the wheel as a file of the site (copied from _wheel)
+_inputs: dict = {}  # what on_env builds the wheel from
 _command: str | None = None  # "build" or "serve" (mkdocs' on_startup)
 
 
@@ -80,9 +95,17 @@ def version_folder_url(site_url: str, version: str) -> str:
     return site_url.rstrip("/") + "/"
 
 
-def wheel_digest(project: Path, version: str, folder_url: str) -> str:
-    """A digest of every input of the wheel: its sources, the version and the site's address."""
+def wheel_name(project: Path, version: str) -> str:
+    """The wheel's file name, as hatchling writes it (``hatch_build.py`` sets its version)."""
+    name = tomllib.loads((project / "pyproject.toml").read_text())["project"]["name"]
+    return f"{re.sub(r'[-_.]+', '_', name).lower()}-{Version(version)}-py3-none-any.whl"
+
+
+def wheel_digest(project: Path, version: str, folder_url: str, expected: bytes = b"") -> str:
+    """A digest of every input of the wheel: its sources, the version, the site's address and
+    the book's expected outputs."""
     digest = hashlib.sha256(f"{version}\n{folder_url}\n".encode())
+    digest.update(hashlib.sha256(expected).digest())
     for name in WHEEL_SOURCES:
         path = project / name
         paths = sorted(path.rglob("*")) if path.is_dir() else [path]
@@ -122,26 +145,72 @@ def cached_wheel(project: Path, cache: Path, digest: str) -> Path:
 
 
 def on_config(config):
-    global _wheel
     project = Path(config.config_file_path).parent
     if not (project / "pyproject.toml").is_file():
         raise PluginError(f"wheel: no pyproject.toml beside {config.config_file_path}")
     version = section_version(Path(config.docs_dir))
     folder_url = version_folder_url(config.site_url, version)
     cache = Path(os.environ.get("COURSE_WHEEL_CACHE", project / ".cache" / "wheel"))
-    _wheel = cached_wheel(project, cache, wheel_digest(project, version, folder_url))
-    url = f"{folder_url}{_wheel.name}"
+    _inputs.update(project=project, version=version, folder_url=folder_url, cache=cache)
+    name = wheel_name(project, version)
+    url = f"{folder_url}{name}"
     _install.clear()
-    _install.update(
-        version=version, wheel=_wheel.name, url=url, command=f"python -m pip install {url}"
-    )
+    _install.update(version=version, wheel=name, url=url, command=f"python -m pip install {url}")
     return config
 
 
 def on_files(files, config):
-    # The wheel is a file of the site: pages link to it, and mkdocs copies it to the site's root.
-    files.append(File.generated(config, _wheel.name, abs_src_path=str(_wheel)))
+    # The wheel is a file of the site: pages link to it, and mkdocs copies it to the site's root
+    # once on_env has built it (the path is set there).
+    global _file
+    _file = File.generated(config, _install["wheel"], abs_src_path=os.devnull)
+    files.append(_file)
     return files
+
+
+def on_env(env, config, files):
+    """Every page's blocks have run: build the wheel with their expected outputs."""
+    global _wheel
+    expected = json.dumps(_expected_outputs(), indent=1, sort_keys=True).encode()
+    project, cache = _inputs["project"], _inputs["cache"]
+    digest = wheel_digest(project, _inputs["version"], _inputs["folder_url"], expected)
+    with tempfile.TemporaryDirectory(prefix="expected-outputs-") as folder:
+        path = Path(folder) / "expected-outputs.json"
+        path.write_bytes(expected)
+        with _environment_variable(EXPECTED_OUTPUTS_ENV, str(path)):
+            _wheel = cached_wheel(project, cache, digest)
+    if _wheel.name != _install["wheel"]:
+        raise PluginError(f"wheel: built {_wheel.name}, but the pages name {_install['wheel']}")
+    _file.abs_src_path = str(_wheel)
+    return env
+
+
+def _expected_outputs() -> dict:
+    if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from build_support import record, runner
+
+    def current_environment():
+        from examples.verify import environment
+
+        return environment()
+
+    outputs = runner.current_build().outputs()
+    return record.expected_outputs(outputs, _install["version"], current_environment)
+
+
+@contextlib.contextmanager
+def _environment_variable(name: str, value: str):
+    """``name=value`` for the processes started meanwhile (``uv build`` runs hatch_build.py)."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = before
 
 
 def _fill(text: str, where: str, escape=lambda value: value) -> str:
