@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,8 @@ EXPECTED_OUTPUTS = "expected-outputs.json"  # put into the wheel by hatch_build.
 BLOCK_TIMEOUT_S = 600
 DIFF_LINES = 8  # changed lines shown under a block that differs
 SAME, DIFFERENT, FAILED, TIMED = "same", "different", "failed", "not compared (timings)"
+# The line a traceback ends with, ``ValueError: ...``; JAX may print a note after it.
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::(?: .*)?)?$")
 
 
 @dataclass(frozen=True)
@@ -52,12 +55,17 @@ def environment() -> dict[str, str]:
     import jax
     import numpy
 
+    try:
+        backend, devices = jax.default_backend(), str(jax.device_count())
+    except Exception as error:  # JAX starts no backend here: every block that uses it fails
+        reason = (str(error).splitlines() or [""])[0][:60]
+        backend = devices = f"none ({type(error).__name__}{': ' if reason else ''}{reason})"
     return {
         "Python": platform.python_version(),
         "jax": jax.__version__,
         "numpy": numpy.__version__,
-        "backend": jax.default_backend(),
-        "device count": str(jax.device_count()),
+        "backend": backend,
+        "device count": devices,
     }
 
 
@@ -100,12 +108,19 @@ def check(block: dict, run=run_block) -> Outcome:
         return Outcome(block["block_id"], TIMED)
     result = run(block["source"])
     if result.returncode != 0:
-        error = result.stderr.strip().splitlines() or [f"exit status {result.returncode}"]
-        return Outcome(block["block_id"], FAILED, error[-6:-1], error=error[-1])
+        return failure(block["block_id"], result)
     expected, printed = block["output"].rstrip("\n"), result.stdout.rstrip("\n")
     if printed == expected:
         return Outcome(block["block_id"], SAME)
     return Outcome(block["block_id"], DIFFERENT, short_diff(expected, printed))
+
+
+def failure(block_id: str, result: subprocess.CompletedProcess[str]) -> Outcome:
+    """A failed block: its exception line, and the traceback lines just above it."""
+    lines = result.stderr.rstrip().splitlines() or [f"exit status {result.returncode}"]
+    at = max((n for n, line in enumerate(lines) if _EXCEPTION_LINE.match(line)), default=None)
+    at = len(lines) - 1 if at is None else at
+    return Outcome(block_id, FAILED, lines[max(0, at - 5) : at], error=lines[at])
 
 
 def environment_lines(book: dict[str, str], here: dict[str, str]) -> list[str]:

@@ -192,3 +192,28 @@ def test_the_install_boxes_name_verify(built_site):
     for name in ("", SECTION_PAGE):
         box = page(built_site, name).select_one("div.install-box")
         assert "python -m examples verify" in box.get_text(), f"{name or 'home'}: no verify"
+
+
+def test_a_jax_that_starts_no_backend_is_reported_not_raised(monkeypatch):
+    import jax
+
+    def broken():
+        raise AssertionError  # what jax raises for JAX_PLATFORMS=cuda without a GPU
+
+    monkeypatch.setattr(jax, "default_backend", broken)
+    here = environment()
+    assert here["backend"] == here["device count"] == "none (AssertionError)"
+    assert here["jax"] == jax.__version__
+
+
+def test_the_error_is_the_exception_line_even_with_a_note_after_it():
+    stderr = (
+        'Traceback (most recent call last):\n  File "b.py", line 2, in <module>\n'
+        "    score(x)\njax.errors.JaxRuntimeError: INTERNAL: no GPU\n--------------------\n"
+        "For simplicity, JAX has removed its internal frames from the traceback.\n"
+    )
+    outcome = verify_module.failure("b", subprocess.CompletedProcess("b.py", 1, "", stderr))
+    assert outcome.lines()[0] == "b: failed: jax.errors.JaxRuntimeError: INTERNAL: no GPU"
+    assert outcome.details[-1] == "    score(x)"
+    empty = verify_module.failure("b", subprocess.CompletedProcess("b.py", -9, "", ""))
+    assert empty.lines() == ["b: failed: exit status -9"]
