@@ -28,7 +28,6 @@ An unknown name fails the build; a wheel that is missing when the site is writte
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import html
 import importlib.util
@@ -41,6 +40,7 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+from unittest import mock
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
@@ -177,7 +177,8 @@ def on_env(env, config, files):
     with tempfile.TemporaryDirectory(prefix="expected-outputs-") as folder:
         path = Path(folder) / "expected-outputs.json"
         path.write_bytes(expected)
-        with _environment_variable(EXPECTED_OUTPUTS_ENV, str(path)):
+        # Set for the `uv build` that cached_wheel may start (hatch_build.py reads it).
+        with mock.patch.dict(os.environ, {EXPECTED_OUTPUTS_ENV: str(path)}):
             _wheel = cached_wheel(project, cache, digest)
     if _wheel.name != _install["wheel"]:
         raise PluginError(f"wheel: built {_wheel.name}, but the pages name {_install['wheel']}")
@@ -197,20 +198,6 @@ def _expected_outputs() -> dict:
 
     outputs = runner.current_build().outputs()
     return record.expected_outputs(outputs, _install["version"], current_environment)
-
-
-@contextlib.contextmanager
-def _environment_variable(name: str, value: str):
-    """``name=value`` for the processes started meanwhile (``uv build`` runs hatch_build.py)."""
-    before = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[name]
-        else:
-            os.environ[name] = before
 
 
 def _fill(text: str, where: str, escape=lambda value: value) -> str:
