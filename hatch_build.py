@@ -1,21 +1,31 @@
-"""The wheel's version and summary, read from the section page's front matter at build time.
+"""The wheel's version and summary, read from the section page's front matter at build time,
+and the book's expected outputs, put into the wheel when the site build passes them in.
 
 The version is written once, as ``version:`` in the section page (the page header, ``make
 publish`` and mike's version folder read it there too); the wheel takes it from there, so the
 wheel a version folder serves always carries that folder's version.
+
+The expected outputs (``python -m examples verify`` reads them) come from the build's execution
+record, so they exist only once a site build has run every block: ``hooks/wheel.py`` writes them
+to a file outside the source tree and names it in ``COURSE_EXPECTED_OUTPUTS``. Never written into
+``examples/``: every file there is an ingredient of the execution cache's key.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 from hatchling.metadata.plugin.interface import MetadataHookInterface
 from packaging.version import Version
 
 SECTION_PAGE = Path("docs") / "p5-9-1-gpus-and-parallel-processing.md"
 MKDOCS_CONFIG = Path("mkdocs.yml")
 SECTION = "P5-9.1 'GPUs And Parallel Processing'"
+EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # set by hooks/wheel.py
+EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples/verify.py
 
 
 def page_version(root: Path) -> str:
@@ -46,3 +56,10 @@ class CustomMetadataHook(MetadataHookInterface):
         # The site is the project's home; the version folder holds this version's pages and wheel.
         home = site_url(Path(self.root))
         metadata["urls"] = {"Homepage": home, "Documentation": f"{home}{version}/"}
+
+
+class ExpectedOutputsHook(BuildHookInterface):
+    def initialize(self, version: str, build_data: dict) -> None:
+        source = os.environ.get(EXPECTED_OUTPUTS_ENV)
+        if source and self.target_name == "wheel" and version == "standard":
+            build_data["force_include"][source] = EXPECTED_OUTPUTS_IN_WHEEL

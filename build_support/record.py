@@ -6,6 +6,10 @@ from build to build (timings). ``make publish`` (mike) publishes it with the ver
 next ``make publish`` compares its outputs with the previous version's, read from the local
 ``gh-pages`` branch: a dependency bump that changes a printed output shows up by name.
 
+The record also keeps, for every block a page shows with its source and a text output, that
+source and the text shown under it, and the environment that computed it: the wheel carries
+them (``expected_outputs``) for ``python -m examples verify`` on a reader's machine.
+
     python -m build_support.record VERSION   # print the changes recorded in VERSION on gh-pages
 """
 
@@ -15,7 +19,9 @@ import json
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 RECORD_FILE = "execution-record.json"
 PUBLISH_VERSION_ENV = "PUBLISH_VERSION"
@@ -29,6 +35,9 @@ class Output:
     block_id: str
     digest: str
     expected_to_change: bool
+    source: str = ""  # these three only for a block shown with its source and a text output
+    shown: str | None = None  # the text under it, as the page shows it
+    environment: dict[str, str] | None = None  # where it was computed (examples.verify)
 
 
 @dataclass
@@ -80,6 +89,74 @@ def write(site_dir: Path, version: str, outputs: list[Output], drift: Drift) -> 
     }
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path
+
+
+# Where markdown-exec puts a block's source relative to its output (its ``source=`` option).
+_SOURCE_FIRST = {"above", "block", "tabbed-left"}
+_SOURCE_LAST = {"below", "tabbed-right"}
+
+
+class _CodeTexts(HTMLParser):
+    """The text of every ``<code>`` element, as a browser shows it (tags out, entities decoded)."""
+
+    def __init__(self):
+        super().__init__()
+        self.texts: list[str] = []
+        self._depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "code":
+            if self._depth == 0:
+                self.texts.append("")
+            self._depth += 1
+
+    def handle_endtag(self, tag):
+        if tag == "code" and self._depth:
+            self._depth -= 1
+
+    def handle_data(self, data):
+        if self._depth:
+            self.texts[-1] += data
+
+
+def shown_output(options: dict[str, Any], html: str) -> str | None:
+    """The text under a block that shows its source and a text result (``html`` is what
+    markdown-exec made of it); None for any other block."""
+    location, result = options.get("source", ""), options.get("result", "")
+    if not result or location not in _SOURCE_FIRST | _SOURCE_LAST:
+        return None
+    parser = _CodeTexts()
+    parser.feed(html)
+    if len(parser.texts) != 2:  # a failed block shows its traceback instead
+        return None
+    return parser.texts[1] if location in _SOURCE_FIRST else parser.texts[0]
+
+
+def expected_outputs(outputs: list[Output], version: str, current_environment) -> dict[str, Any]:
+    """What the wheel carries for ``python -m examples verify``: each block shown with its text
+    output (source and output), each timed block (listed, never compared), and the environment
+    the outputs were computed in (``current_environment()`` when no block recorded one: an
+    entry cached before blocks recorded it; the cache's key makes it this build's)."""
+    blocks, environments = [], []
+    for output in outputs:
+        if output.expected_to_change:
+            blocks.append({"page": output.page, "block_id": output.block_id, "timed": True})
+        elif output.shown is not None:
+            blocks.append(
+                {
+                    "page": output.page,
+                    "block_id": output.block_id,
+                    "source": output.source,
+                    "output": output.shown,
+                }
+            )
+            environments.append(output.environment)
+    recorded = [environment for environment in environments if environment]
+    return {
+        "version": version,
+        "environment": recorded[0] if recorded else current_environment(),
+        "blocks": blocks,
+    }
 
 
 def _git_show(repo: Path, path: str) -> str | None:

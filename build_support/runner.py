@@ -34,7 +34,7 @@ from .cache import (
     why_it_ran,
 )
 from .ingredients import expand_snippets
-from .record import Output
+from .record import Output, shown_output
 from .sessions import Session, fences, forget_globals, is_timed
 
 PACKAGE = "examples"
@@ -55,6 +55,9 @@ class Run:
     kind: str  # "block" or "notebook"
     output_digest: str = ""
     expected_to_change: bool = False
+    source: str = ""  # the three below: a block shown with its source and a text output only
+    shown: str | None = None
+    environment: dict[str, str] | None = None
 
 
 _originals: dict[str, Any] = {}
@@ -88,6 +91,8 @@ class Build:
         for (session_page, _), session in self.sessions.items():
             if session_page == page:
                 content = session.fill(content)
+                for slot, options in zip(session.slots, session.options_seen, strict=False):
+                    _note_shown(slot.run, options, slot.html)
         return content
 
     def format_block(self, language: str, options: dict[str, Any]) -> str:
@@ -98,6 +103,8 @@ class Build:
             output, run = self._format_in_session(language, options, own, session_name)
         else:
             output, run = self._format_alone(language, options, own)
+        if not session_name:  # a session's outputs are known once it is filled in
+            _note_shown(run, options, output)
         self.runs.append(run)
         return _wrapped(block_id, options, output, run)
 
@@ -237,6 +244,7 @@ class Build:
             "html": output,
             "seconds": seconds,
             "ran_on": where_it_ran(options["code"]),
+            "environment": _environment(),
         }, failed
 
     def _run_record(self, block_id, ran, reasons, seconds, block, timed) -> Run:
@@ -250,6 +258,7 @@ class Build:
             kind="block",
             output_digest=digest(block["html"]),
             expected_to_change=timed,
+            environment=block.get("environment"),  # absent from entries cached before it was
         )
 
     def cached_value(self, name: str, compute) -> Any:
@@ -378,9 +387,24 @@ class Build:
 
     def outputs(self) -> list[Output]:
         return [
-            Output(run.page, run.block_id, run.output_digest, run.expected_to_change)
+            Output(
+                run.page,
+                run.block_id,
+                run.output_digest,
+                run.expected_to_change,
+                run.source,
+                run.shown,
+                run.environment,
+            )
             for run in self.runs
         ]
+
+
+def _note_shown(run: Run, options: dict[str, Any], output: str) -> None:
+    """What ``python -m examples verify`` compares: a block shown with a text output."""
+    run.shown = shown_output(options, output)
+    if run.shown is not None:
+        run.source = options["code"]
 
 
 def _toc_token(link) -> dict[str, Any]:
@@ -468,6 +492,16 @@ def where_it_ran(code: str) -> str:
     import numpy
 
     return f"computed on cpu · numpy {numpy.__version__} · Python {platform.python_version()}"
+
+
+def _environment() -> dict[str, str] | None:
+    """The environment ``python -m examples verify`` compares with a reader's, once a block has
+    imported jax (importing it here, for a block that does not, would cost a second)."""
+    if "jax" not in sys.modules:
+        return None
+    from examples.verify import environment
+
+    return environment()
 
 
 def drop_examples_modules() -> list[str]:

@@ -1,6 +1,8 @@
 """python -m examples               print the practice's 9 output lines, computed live
 python -m examples turnaround    time the section's turnaround table on this machine and
                                  print it beside the table recorded on a GPU
+python -m examples verify        run every block the book shows with its output (or only the
+                                 block ids given after it): does this machine print the same?
 python -m examples --version     name the section, this package's version and its site
 """
 
@@ -33,6 +35,13 @@ def turnaround() -> None:
         print(f"- {sentence}")
 
 
+def verify(block_ids: list[str]) -> int:
+    from .verify import main as verify_blocks
+
+    print(f"{about()}\n")
+    return verify_blocks(block_ids)
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         from .practice import practice_lines
@@ -42,6 +51,8 @@ def main(argv: list[str]) -> int:
             print(line)
     elif argv == ["turnaround"]:
         turnaround()
+    elif argv[:1] == ["verify"]:
+        return verify(argv[1:])
     elif argv == ["--version"]:
         print(about())
     else:

@@ -8,6 +8,14 @@ cache (build_support/store.py), keyed on a digest of everything that goes into i
 version, and rebuilt only when that changes. (hatchling itself is resolved by uv within
 pyproject.toml's ``build-system.requires``, which is in the digest.)
 
+The wheel also carries the book's expected outputs (``python -m examples verify``): the source
+and output of every block shown with a text output, taken from this build's execution record
+(``build_support.record.expected_outputs``). They exist once every page's blocks have run, so
+the wheel is built in ``on_env`` (after every page is rendered, before files are copied); its
+name, which the pages show, is known from the start. The outputs go to hatchling in a file
+outside the source tree (``COURSE_EXPECTED_OUTPUTS``, read by ``hatch_build.py``) and into the
+wheel's digest: written into ``examples/`` they would change the execution cache's key.
+
 ``{{ install.name }}`` in a page (and in a notebook's text, its ``.ipynb`` and its jupytext
 source) becomes:
 
@@ -23,18 +31,22 @@ from __future__ import annotations
 
 import hashlib
 import html
+import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import NamedTuple
+from unittest import mock
 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils.meta import get_data
+from packaging.version import Version
 
 from build_support.named_cache import Cache, log
 from build_support.store import EntryFault, key_of
@@ -44,6 +56,7 @@ SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing.md"  # holds `version:` (see
 # and the URLs from mkdocs.yml: the digest takes those two values, not the whole files).
 WHEEL_SOURCES = ("pyproject.toml", "hatch_build.py", "README.md", "examples")
 _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
+EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # hatch_build.py reads it
 
 _install: dict[str, str] = {}  # this build's values for {{ install.name }}
 
@@ -54,6 +67,8 @@ class Wheel(NamedTuple):
 
 
 _wheel: Wheel | None = None  # this build's wheel
+_file: File | None = None  # the wheel as a file of the site (its content set by on_env)
+_inputs: dict = {}  # what on_env builds the wheel from
 _command: str | None = None  # "build" or "serve" (mkdocs' on_startup)
 
 
@@ -91,9 +106,17 @@ def version_folder_url(site_url: str, version: str) -> str:
     return site_url.rstrip("/") + "/"
 
 
-def wheel_digest(project: Path, version: str, folder_url: str) -> str:
-    """A digest of every input of the wheel: its sources, the version and the site's address."""
+def wheel_name(project: Path, version: str) -> str:
+    """The wheel's file name, as hatchling writes it (``hatch_build.py`` sets its version)."""
+    name = tomllib.loads((project / "pyproject.toml").read_text())["project"]["name"]
+    return f"{re.sub(r'[-_.]+', '_', name).lower()}-{Version(version)}-py3-none-any.whl"
+
+
+def wheel_digest(project: Path, version: str, folder_url: str, expected: bytes = b"") -> str:
+    """A digest of every input of the wheel: its sources, the version, the site's address and
+    the book's expected outputs."""
     digest = hashlib.sha256(f"{version}\n{folder_url}\n".encode())
+    digest.update(hashlib.sha256(expected).digest())
     for name in WHEEL_SOURCES:
         path = project / name
         paths = sorted(path.rglob("*")) if path.is_dir() else [path]
@@ -144,26 +167,59 @@ def cached_wheel(project: Path, cache: Cache, key: str) -> Wheel:
 
 
 def on_config(config):
-    global _wheel
     project = Path(config.config_file_path).parent
     if not (project / "pyproject.toml").is_file():
         raise PluginError(f"wheel: no pyproject.toml beside {config.config_file_path}")
     version = section_version(Path(config.docs_dir))
     folder_url = version_folder_url(config.site_url, version)
-    key = key_of(wheel_digest(project, version, folder_url), builder_version())
-    _wheel = cached_wheel(project, Cache.for_project("wheel", project), key)
-    url = f"{folder_url}{_wheel.name}"
+    _inputs.update(project=project, version=version, folder_url=folder_url)
+    name = wheel_name(project, version)
+    url = f"{folder_url}{name}"
     _install.clear()
-    _install.update(
-        version=version, wheel=_wheel.name, url=url, command=f"python -m pip install {url}"
-    )
+    _install.update(version=version, wheel=name, url=url, command=f"python -m pip install {url}")
     return config
 
 
 def on_files(files, config):
-    # The wheel is a file of the site: pages link to it, and mkdocs copies it to the site's root.
-    files.append(File.generated(config, _wheel.name, content=_wheel.content))
+    # The wheel is a file of the site: pages link to it, and mkdocs copies it to the site's root
+    # once on_env has built it (its content is set there).
+    global _file
+    _file = File.generated(config, _install["wheel"], content=b"")
+    files.append(_file)
     return files
+
+
+def on_env(env, config, files):
+    """Every page's blocks have run: build the wheel with their expected outputs."""
+    global _wheel
+    expected = json.dumps(_expected_outputs(), indent=1, sort_keys=True).encode()
+    project = _inputs["project"]
+    digest = wheel_digest(project, _inputs["version"], _inputs["folder_url"], expected)
+    key, cache = key_of(digest, builder_version()), Cache.for_project("wheel", project)
+    with tempfile.TemporaryDirectory(prefix="expected-outputs-") as folder:
+        path = Path(folder) / "expected-outputs.json"
+        path.write_bytes(expected)
+        # Set for the `uv build` that cached_wheel may start (hatch_build.py reads it).
+        with mock.patch.dict(os.environ, {EXPECTED_OUTPUTS_ENV: str(path)}):
+            _wheel = cached_wheel(project, cache, key)
+    if _wheel.name != _install["wheel"]:
+        raise PluginError(f"wheel: built {_wheel.name}, but the pages name {_install['wheel']}")
+    _file.content_bytes = _wheel.content
+    return env
+
+
+def _expected_outputs() -> dict:
+    if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from build_support import record, runner
+
+    def current_environment():
+        from examples.verify import environment
+
+        return environment()
+
+    outputs = runner.current_build().outputs()
+    return record.expected_outputs(outputs, _install["version"], current_environment)
 
 
 def _fill(text: str, where: str, escape=lambda value: value) -> str:

@@ -12,7 +12,10 @@ run what the site shows, in a Python that has nothing of this repository.
   constraints are added that a reader would not have. The environment is kept under
   ``.cache/reader-venv/<digest>`` and reused while the wheel and the Python are the same.
 - Every Python block the site shows with an output runs there as copied (the blocks and their
-  outputs are read from the HTML by tests/test_copy_fidelity.py) and prints what the page shows.
+  outputs are read from the HTML by tests/test_copy_fidelity.py) and prints what the page shows:
+  ``python -m examples verify`` runs them, from the expected outputs the wheel carries, which
+  must be exactly the page's; it reports "same" for every one, and names a block whose expected
+  output is altered on purpose.
 - The ``.ipynb`` downloaded from the notebook page runs top to bottom there: its code cells, in
   order, as one script (the reader's environment has no Jupyter kernel; the notebook's cells
   only print), and together they print what the page shows under the cells.
@@ -209,19 +212,84 @@ def test_python_dash_m_examples_names_the_section_and_version(reader, tmp_path):
     assert reader.wheel_url.rsplit("/", 1)[0] + "/" in run.stdout
 
 
+def run_verify(reader: Reader, workdir: Path, script: str | None = None):
+    """``python -m examples verify`` as the reader runs it (or ``script`` run with -c)."""
+    command = ["-m", "examples", "verify"] if script is None else ["-c", script]
+    return subprocess.run(
+        [str(reader.python), *command],
+        cwd=workdir,
+        env=_reader_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def carried_outputs(reader: Reader, workdir: Path) -> dict:
+    """The expected outputs the installed wheel carries, read in the reader's environment."""
+    source = "import json, examples.verify as v\nprint(json.dumps(v.load_expected()))"
+    run = run_as_reader(reader, source, workdir)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
 def test_every_shown_block_runs_as_copied_in_the_readers_environment(
     reader, version_site, tmp_path
 ):
+    """`python -m examples verify` runs, in the reader's environment, each block the page shows,
+    as copied, and compares what it prints with what the page shows: the wheel carries them."""
     blocks, unpaired = shown_blocks(version_site)
     assert blocks and not unpaired
+    carried = {b["block_id"]: b for b in carried_outputs(reader, tmp_path)["blocks"]}
+    compared = [b for b in blocks if not carried[b.block_id].get("timed")]
+    assert [
+        (carried[b.block_id]["source"].rstrip(), carried[b.block_id]["output"]) for b in compared
+    ] == [(b.source, b.output) for b in compared], (
+        "the wheel does not carry exactly what the page shows"
+    )
+    # A displayed block in a timed session is not compared by verify: run it as copied here.
+    timed = [b for b in blocks if b not in compared]
     failures = copy_failures(
-        blocks,
+        timed,
         lambda block, number: run_as_reader(reader, block.source, tmp_path / f"block-{number}"),
         "in the reader's environment",
     )
     assert not failures, "\n\n".join(failures)
+
+    run = run_verify(reader, tmp_path)
+    (ARTIFACTS / "verify-reader.txt").write_text(run.stdout + run.stderr)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = run.stdout.splitlines()
+    for block_id, block in carried.items():
+        status = "not compared (timings)" if block.get("timed") else "same"
+        assert f"{block_id}: {status}" in report, run.stdout
+    assert "Nothing differs from the build's environment." in report
     with (ARTIFACTS / "reader-path.txt").open("a") as log:
         log.write(f"{len(blocks)} shown blocks ran as copied: {[b.block_id for b in blocks]}\n")
+
+
+def test_verify_names_the_block_whose_expected_output_was_altered(reader, tmp_path):
+    carried = carried_outputs(reader, tmp_path)
+    altered, other = [b["block_id"] for b in carried["blocks"] if not b.get("timed")][:2]
+    script = f"""
+import sys, examples.verify as v
+expected = v.load_expected()
+block = next(b for b in expected["blocks"] if b["block_id"] == {altered!r})
+block["output"] = block["output"].replace("\\n", " (altered on purpose)\\n", 1)
+sys.exit(v.verify(expected, only=[{altered!r}, {other!r}]))
+"""
+    run = run_verify(reader, tmp_path, script)
+    (ARTIFACTS / "verify-reader-altered.txt").write_text(run.stdout + run.stderr)
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = run.stdout.splitlines()
+    first_line = next(b for b in carried["blocks"] if b["block_id"] == altered)["output"]
+    first_line = first_line.splitlines()[0]
+    at = report.index(f"{altered}: different")
+    assert report[at + 1 : at + 3] == [
+        f"    - {first_line} (altered on purpose)",
+        f"    + {first_line}",
+    ]
+    assert f"{other}: same" in report
 
 
 def test_the_downloaded_notebook_runs_top_to_bottom_in_the_readers_environment(
