@@ -1,4 +1,6 @@
-"""Turnaround tables recorded on another machine (a GPU), saved as JSON and shown as recorded.
+"""Timings recorded on another machine (a GPU), saved as JSON and shown as recorded.
+
+Two kinds: the turnaround table (``gpu-*.json``) and the settings sweep (``settings-*.json``).
 
 The site is built where there may be no GPU, so a GPU's numbers cannot be live: they are
 measured once by ``benchmarks/gpu_check.sh`` on a machine that has one, saved with the date
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import jax
 
+from .sweep import LayoutCheck, SettingsSweep, SweepRow
 from .timing import format_seconds
 from .turnaround import _TIMES, Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
 
@@ -68,12 +71,60 @@ def load_recorded(path: Traversable) -> RecordedTurnaround:
     )
 
 
-def latest_recorded(folder: Traversable = RECORDED_DIR, pattern: str = "gpu-*.json"):
-    """The newest recording in ``folder``, or None when there is none."""
-    recordings = [
-        load_recorded(path) for path in folder.iterdir() if fnmatch.fnmatch(path.name, pattern)
-    ]
+def _newest(folder: Traversable, pattern: str, load):
+    recordings = [load(path) for path in folder.iterdir() if fnmatch.fnmatch(path.name, pattern)]
     return max(recordings, key=lambda recorded: recorded.recorded_at, default=None)
+
+
+def latest_recorded(folder: Traversable = RECORDED_DIR, pattern: str = "gpu-*.json"):
+    """The newest recorded turnaround table in ``folder``, or None when there is none."""
+    return _newest(folder, pattern, load_recorded)
+
+
+@dataclass(frozen=True)
+class RecordedSweep:
+    """The settings sweep (``examples.sweep``) as recorded on another machine."""
+
+    sweep: SettingsSweep
+    device: str
+    recorded_at: datetime.datetime  # UTC
+
+    def caption(self) -> str:
+        return (
+            f"Recorded on {self.device}, {self.recorded_at:%Y-%m-%d} (not live: measured once "
+            f"and saved; {self.sweep.label})"
+        )
+
+
+def save_recorded_sweep(path: Path, sweep: SettingsSweep, device: str) -> RecordedSweep:
+    recorded = RecordedSweep(sweep, device, datetime.datetime.now(datetime.UTC))
+    data = {
+        "device": device,
+        "recorded_at": recorded.recorded_at.isoformat(timespec="seconds"),
+        **dataclasses.asdict(sweep),
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return recorded
+
+
+def load_recorded_sweep(path: Traversable) -> RecordedSweep:
+    data = json.loads(path.read_text())
+    sweep = SettingsSweep(
+        rows=tuple(SweepRow(**row) for row in data["rows"]),
+        layout=LayoutCheck(**data["layout"]),
+        program=tuple(data["program"]),
+        settings_first_program=tuple(data["settings_first_program"]),
+        label=data["label"],
+        cost_s=data["cost_s"],
+    )
+    return RecordedSweep(
+        sweep, data["device"], datetime.datetime.fromisoformat(data["recorded_at"])
+    )
+
+
+def latest_recorded_sweep(folder: Traversable = RECORDED_DIR, pattern: str = "settings-*.json"):
+    """The newest recorded settings sweep in ``folder``, or None when there is none."""
+    return _newest(folder, pattern, load_recorded_sweep)
 
 
 def compare_with_recorded(
