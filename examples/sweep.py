@@ -166,8 +166,7 @@ def _rate(per_s: float) -> str:
 def sweep_markdown(sweep: SettingsSweep) -> str:
     """The sweep as a Markdown table: one line per (rows, settings)."""
     lines = [
-        "| rows | features | settings | one by one (loop of `score_batch`) "
-        "| at once (`score_settings`) | settings per second, at once | speed-up |",
+        "| rows | features | settings | one by one | at once | settings per second | speed-up |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in sweep.rows:
