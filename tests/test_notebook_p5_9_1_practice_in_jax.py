@@ -91,7 +91,7 @@ def test_notebook_walks_loop_vmap_jit_and_the_count_table(built_site):
     assert "in_axes=(None, 0)" in text
     # The loop over settings and the vmap over them print the same scores, and say so.
     assert "setting 0: loop = [0.2, 1.19, 0.35, 1.3], vmap = [0.2, 1.19, 0.35, 1.3]" in text
-    assert "same scores = True" in text
+    assert "same scores = True" in text and "score_settings, same = True" in text
     assert "estimated scalar multiplies when feature count = 6 = [24, 48, 96, 192]" in text
 
 

@@ -114,16 +114,20 @@ for feature_count, counts in table.items():
 # `score_settings` is this same map, compiled with `jit`.
 
 # %%
-settings = jnp.array([WEIGHTS, [0.5, 0.5, 0.5], [0.4, 0.8, 0.0], [1.0, 0.0, -1.0]])
-scores_per_setting = [rounded(fast_score_rows(batch, setting)) for setting in settings]
+settings = jnp.array(
+    [WEIGHTS, [0.5, 0.5, 0.5], [0.4, 0.8, 0.0], [1.0, 0.0, -1.0]]
+)  # 4 settings x 3 weights
+scores_per_setting = [rounded(fast_score_rows(batch, w)) for w in settings]
 
 score_settings_vmap = jax.vmap(score_rows, in_axes=(None, 0), out_axes=1)
-scores_all = score_settings_vmap(batch, settings)
-print("settings shape =", settings.shape, "-> scores_all shape =", scores_all.shape)
+scores_all = score_settings_vmap(batch, settings)  # lines x settings
+print("scores_all shape =", scores_all.shape)
 for k, scores in enumerate(scores_per_setting):
     print(f"setting {k}: loop = {scores}, vmap = {rounded(scores_all[:, k])}")
-print("same scores =", [rounded(column) for column in scores_all.T] == scores_per_setting)
-print("score_settings =", [rounded(c) for c in score_settings(batch, settings).T])
+columns = [rounded(column) for column in scores_all.T]
+print("same scores =", columns == scores_per_setting)
+from_package = score_settings(batch, settings)  # the same map, jitted
+print("score_settings, same =", [rounded(c) for c in from_package.T] == columns)
 
 # %% [markdown]
 # ## Where this ran
