@@ -24,7 +24,7 @@ from .settings import (
     score_settings_unchecked,
     settings_program,
 )
-from .timing import format_seconds, interleaved_medians, median_seconds
+from .timing import format_seconds, interleaved_medians
 from .turnaround import _ratio, machine_label
 
 SWEEP_FEATURES = 16
@@ -33,7 +33,7 @@ SWEEP_ROWS: tuple[int, ...] = (4, 4_000)
 SWEEP_SETTINGS: tuple[int, ...] = (1, 10, 100, 1_000)
 """How many weight settings (experiments) are tried against the same batch."""
 
-_BUDGET_S = 0.15  # per timing: a pass longer than this is repeated fewer times
+_BUDGET_S = 0.15  # about the most the turns of one table row take; long loops get fewer turns
 
 
 @dataclass(frozen=True)
@@ -97,19 +97,26 @@ def _measure_rows(rows: int, counts, features: int, rng) -> tuple[list[SweepRow]
             return _wait(score_settings(batch_on_device, settings_on_device))
 
         # The first calls compile; they also check that both ways give the same scores.
+        start = time.perf_counter()
+        loop_scores = one_by_one()
+        loop_s = time.perf_counter() - start  # an estimate (it includes compiling)
         np.testing.assert_allclose(
-            np.stack([np.asarray(s) for s in one_by_one()], axis=1),
+            np.stack([np.asarray(s) for s in loop_scores], axis=1),
             np.asarray(at_once()),
             rtol=1e-5,
             atol=1e-5 * features,
         )
+        # In turns (loop, at once, loop, ...): a slow spell of a shared machine then slows
+        # both alike. Each turn costs about two loops; long loops get fewer turns.
+        turns = max(3, min(7, int(_BUDGET_S / (2 * loop_s))))
+        times = interleaved_medians({"loop": one_by_one, "once": at_once}, repeats=turns)
         measured.append(
             SweepRow(
                 rows=rows,
                 features=features,
                 settings=count,
-                one_by_one_s=median_seconds(one_by_one, budget_s=_BUDGET_S),
-                at_once_s=median_seconds(at_once, budget_s=_BUDGET_S),
+                one_by_one_s=times["loop"],
+                at_once_s=times["once"],
             )
         )
     # Timed in turns, so that a slow spell of a shared machine slows all three alike.
