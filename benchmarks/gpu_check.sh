@@ -81,7 +81,7 @@ assert jax.default_backend() == 'gpu' or os.environ.get('GPU_CHECK_REHEARSAL'), 
   step "multi-process test" "$PY" -m pytest -q -p no:cacheprovider tests/test_multiprocess.py
   step "practice output" "$PY" -m examples
   step "turnaround table" "$PY" -m examples.recorded "$STEM.json"
-  step "settings sweep" "$PY" -m examples.sweep "$SWEEP"
+  step "settings sweep" "$PY" -m examples.recorded --sweep "$SWEEP"
   step "throughput benchmark" "$PY" benchmarks/throughput.py ${THROUGHPUT_ARGS:-}
   step "settings throughput benchmark" "$PY" benchmarks/settings_throughput.py
   echo

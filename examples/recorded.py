@@ -8,7 +8,9 @@ and the hardware in ``examples/recordings/``, committed, and shown on the page a
 <device>, <date>". The recordings are package data: they ship inside the wheel, so an installed
 package (``python -m examples turnaround``) reads them too.
 
-    python -m examples.recorded FILE.json    measure here now and save the table to FILE.json
+    python -m examples.recorded FILE.json           measure the turnaround table here now and
+                                                    save it to FILE.json
+    python -m examples.recorded --sweep FILE.json   the same for the settings sweep
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import jax
 
-from .sweep import LayoutCheck, SettingsSweep, SweepRow
+from .sweep import LayoutCheck, SettingsSweep, SweepRow, measure_settings_sweep, sweep_markdown
 from .timing import format_seconds
 from .turnaround import _TIMES, Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
 
@@ -158,7 +160,18 @@ def compare_with_recorded(
     return sentences
 
 
+def _record_sweep(path: str) -> None:
+    sweep = measure_settings_sweep()
+    recorded = save_recorded_sweep(Path(path), sweep, jax.devices()[0].device_kind)
+    print(recorded.caption())
+    print(sweep_markdown(sweep))
+    print(f"measured in {sweep.cost_s:.2f} s; saved to {path}")
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--sweep":
+        _record_sweep(argv[1])
+        return 0
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2

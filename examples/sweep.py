@@ -4,13 +4,11 @@ The turnaround table times one experiment; this sweep times K experiments, each 
 setting scored against the same batch: a Python loop of ``score_batch`` calls (one call, and
 its fixed cost, per setting) against one ``score_settings`` call. The table, its findings and
 its chart are computed from what is measured here; nothing in them is written by hand.
-
-    python -m examples.sweep FILE.json    measure here now and save the sweep to FILE.json
+(``python -m examples.recorded --sweep FILE.json`` saves a sweep to show as recorded.)
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 
@@ -233,23 +231,3 @@ def sweep_findings(sweep: SettingsSweep) -> list[str]:
         f"axis last was {_faster_or_slower(first_vs_last)} putting it first."
     )
     return findings
-
-
-def main(argv: list[str]) -> int:
-    from pathlib import Path
-
-    from .recorded import save_recorded_sweep
-
-    if len(argv) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    sweep = measure_settings_sweep()
-    recorded = save_recorded_sweep(Path(argv[0]), sweep, jax.devices()[0].device_kind)
-    print(recorded.caption())
-    print(sweep_markdown(sweep))
-    print(f"measured in {sweep.cost_s:.2f} s; saved to {argv[0]}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

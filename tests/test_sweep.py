@@ -134,3 +134,21 @@ def test_python_m_examples_sweep_prints_the_table_and_the_recording_or_its_absen
         assert "No GPU recording of this sweep ships with this package" in run.stdout
     else:
         assert "Recorded on " in run.stdout
+
+
+def test_the_gpu_checks_command_records_a_sweep_the_page_can_read(tmp_path):
+    # benchmarks/gpu_check.sh runs this on the GPU; here it runs on whatever JAX finds.
+    target = tmp_path / "settings-gpu-test.json"
+    subprocess.run(
+        [sys.executable, "-m", "examples.recorded", "--sweep", str(target)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    recorded = latest_recorded_sweep(tmp_path)
+    assert recorded.sweep.label.startswith("computed on ")
+    assert [(r.rows, r.settings) for r in recorded.sweep.rows] == [
+        (rows, count) for rows in SWEEP_ROWS for count in SWEEP_SETTINGS
+    ]
