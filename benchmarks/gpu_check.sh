@@ -3,13 +3,15 @@
 # only jax, numpy, pytest and hypothesis (not the docs stack): by default .venv's python (add
 # the plugin there: .venv/bin/uv pip install "jax[cuda12]==<the locked jax version>"), or any
 # python with those packages: PYTHON=python3 benchmarks/gpu_check.sh.
-# It runs the numeric tests, the practice output, the turnaround table and the throughput
-# benchmark on the GPU, and the multi-process test (score_sharded across local processes
+# It runs the numeric tests, the practice output, the turnaround table, the settings sweep and
+# the throughput benchmarks on the GPU, and the multi-process test (score_sharded across local processes
 # joined by jax.distributed; those processes use forced CPU devices, so that it runs wherever
 # jax does), and saves, with the date and the hardware:
 #   examples/recordings/gpu-<UTC time>.txt    everything it printed
 #   examples/recordings/gpu-<UTC time>.json   the turnaround table, which the page shows as
 #                                             "recorded on <GPU>, <date>" (examples/recorded.py)
+#   examples/recordings/settings-gpu-<UTC time>.json   the settings sweep (K weight settings one
+#                                             by one and at once, examples/sweep.py), shown the same way
 # (package data: the recordings ship inside the wheel the site serves)
 #
 #   benchmarks/gpu_check.sh [results stem]    default: examples/recordings/gpu-<UTC time>
@@ -32,6 +34,7 @@ else
   export JAX_PLATFORMS=cuda
 fi
 LOG=$STEM.txt
+SWEEP=$(dirname "$STEM")/settings-$(basename "$STEM").json
 mkdir -p "$(dirname "$LOG")"
 # The examples package and the tests run from this checkout, installed or not.
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
@@ -73,16 +76,19 @@ print('python', sys.version.split()[0], '| jax', jax.__version__, '| jaxlib', ja
 print(jax.default_backend(), jax.devices())
 assert jax.default_backend() == 'gpu' or os.environ.get('GPU_CHECK_REHEARSAL'), 'no GPU'"
   step "numeric tests" "$PY" -m pytest -q -p no:cacheprovider \
-    tests/test_scoring.py tests/test_counting.py tests/test_practice.py tests/test_sharding.py
+    tests/test_scoring.py tests/test_settings.py tests/test_counting.py tests/test_practice.py \
+    tests/test_sharding.py
   step "multi-process test" "$PY" -m pytest -q -p no:cacheprovider tests/test_multiprocess.py
   step "practice output" "$PY" -m examples
   step "turnaround table" "$PY" -m examples.recorded "$STEM.json"
+  step "settings sweep" "$PY" -m examples.recorded --sweep "$SWEEP"
   step "throughput benchmark" "$PY" benchmarks/throughput.py ${THROUGHPUT_ARGS:-}
+  step "settings throughput benchmark" "$PY" benchmarks/settings_throughput.py
   echo
   echo "# done: $([ "$failed" -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
   exit "$failed"
 } 2>&1 | tee "$LOG"
 status=${PIPESTATUS[0]}
 
-echo "results saved to $LOG and $STEM.json"
+echo "results saved to $LOG, $STEM.json and $SWEEP"
 exit "$status"

@@ -5,15 +5,29 @@ with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds.
 """
 
 from .about import DISTRIBUTION, about
-from .artifacts import CHART_BATCH_SIZES, line_scores_chart, multiply_count_chart
+from .artifacts import (
+    CHART_BATCH_SIZES,
+    line_scores_chart,
+    multiply_count_chart,
+    settings_sweep_chart,
+)
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .diagrams import sequential_vs_parallel_flowchart
 from .practice import practice_lines, prose_numbers, rounded
-from .recorded import RecordedTurnaround, compare_with_recorded, latest_recorded, load_recorded
+from .recorded import (
+    RecordedSweep,
+    RecordedTurnaround,
+    compare_with_recorded,
+    latest_recorded,
+    latest_recorded_sweep,
+    load_recorded,
+)
 from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
+from .settings import score_settings
 from .sharding import gather_scores, layout_lines, row_mesh, score_sharded, shard_rows
+from .sweep import SettingsSweep, measure_settings_sweep, sweep_findings, sweep_markdown
 from .turnaround import (
     Turnaround,
     machine_label,
@@ -31,17 +45,21 @@ __all__ = [
     "PROBE_FEATURE_SIZES",
     "WEIGHTS",
     "BackendReport",
+    "RecordedSweep",
     "RecordedTurnaround",
+    "SettingsSweep",
     "Turnaround",
     "about",
     "backend_report",
     "compare_with_recorded",
     "gather_scores",
     "latest_recorded",
+    "latest_recorded_sweep",
     "layout_lines",
     "line_scores_chart",
     "load_recorded",
     "machine_label",
+    "measure_settings_sweep",
     "measure_turnaround",
     "multiply_count_chart",
     "practice_lines",
@@ -52,9 +70,13 @@ __all__ = [
     "scaling_table",
     "score_batch",
     "score_one_by_one",
+    "score_settings",
     "score_sharded",
     "sequential_vs_parallel_flowchart",
+    "settings_sweep_chart",
     "shard_rows",
+    "sweep_findings",
+    "sweep_markdown",
     "turnaround_chart",
     "turnaround_findings",
     "turnaround_markdown",

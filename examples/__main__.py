@@ -3,6 +3,8 @@ python -m examples turnaround    time the section's turnaround table on this mac
                                  print it beside the table recorded on a GPU
 python -m examples verify        run every block the book shows with its output (or only the
                                  block ids given after it): does this machine print the same?
+python -m examples sweep         time K weight settings tried one by one and at once on this
+                                 machine, beside the sweep recorded on a GPU when one ships
 python -m examples --version     name the section, this package's version and its site
 """
 
@@ -42,6 +44,30 @@ def verify(block_ids: list[str]) -> int:
     return verify_blocks(block_ids)
 
 
+def sweep() -> None:
+    from .recorded import latest_recorded_sweep
+    from .sweep import measure_settings_sweep, sweep_findings, sweep_markdown
+
+    print(f"{about()}\n")
+    measured = measure_settings_sweep()
+    print(f"Measured on this machine: {measured.label}\n")
+    print(sweep_markdown(measured))
+    print()
+    for finding in sweep_findings(measured):
+        print(f"- {finding}")
+    print(f"\nMeasuring the whole sweep took {measured.cost_s:.2f} s.")
+    recorded = latest_recorded_sweep()
+    if recorded is None:
+        print("\nNo GPU recording of this sweep ships with this package (benchmarks/gpu_check.sh")
+        print("records one on a machine with a GPU).")
+        return
+    print(f"\n{recorded.caption()}\n")
+    print(sweep_markdown(recorded.sweep))
+    print()
+    for finding in sweep_findings(recorded.sweep):
+        print(f"- {finding}")
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         from .practice import practice_lines
@@ -53,6 +79,8 @@ def main(argv: list[str]) -> int:
         turnaround()
     elif argv[:1] == ["verify"]:
         return verify(argv[1:])
+    elif argv == ["sweep"]:
+        sweep()
     elif argv == ["--version"]:
         print(about())
     else:

@@ -3,18 +3,22 @@
 1. ``line_scores_chart``: each line's risk score computed one by one and as a batch, side by side.
 2. ``multiply_count_chart``: the scalar multiply count against batch size, one rising line per
    feature count, over the practice's probe sizes and beyond.
+3. ``settings_sweep_chart``: the time to try K weight settings one by one and all at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .charts import chart_style, inline_svg
 from .counting import scaling_table
 from .data import PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES
 from .practice import rounded
 from .scoring import score_batch, score_one_by_one
+
+if TYPE_CHECKING:
+    from .sweep import SettingsSweep
 
 CHART_BATCH_SIZES: tuple[int, ...] = (*PROBE_BATCH_SIZES, 64, 128)
 """The probe sizes, then two doublings beyond them."""
@@ -97,5 +101,47 @@ def multiply_count_chart(
                     f"{size} lines {count}" for size, count in zip(batch_sizes, counts, strict=True)
                 )
                 for features, counts in table.items()
+            ),
+        )
+
+
+def settings_sweep_chart(sweep: SettingsSweep) -> str:
+    """Time against the number of settings, one panel per batch size: one by one and at once."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
+
+    from .timing import format_seconds
+
+    sizes = sorted({row.rows for row in sweep.rows})
+    with chart_style():
+        figure, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.4), sharey=True)
+        axes = np.atleast_1d(axes)
+        for ax, size in zip(axes, sizes, strict=True):
+            rows = [row for row in sweep.rows if row.rows == size]
+            counts = [row.settings for row in rows]
+            ax.plot(counts, [r.one_by_one_s for r in rows], "o-", label="one by one (loop)")
+            ax.plot(counts, [r.at_once_s for r in rows], "^-", label="at once (score_settings)")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            # Plain-text ticks (log axes' math-text labels cost most of a chart's drawing time).
+            ax.xaxis.set_major_locator(FixedLocator(counts))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{round(x):,}"))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.yaxis.set_major_locator(LogLocator(base=10))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: format_seconds(y)))
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_title(f"{size:,} rows, {rows[0].features} features")
+            ax.set_xlabel("weight settings tried")
+        axes[0].set_ylabel("time for all settings")
+        axes[0].legend(loc="upper left", fontsize=9)
+        return inline_svg(
+            figure,
+            "Seconds to score K weight settings one by one and at once, against K, measured on "
+            "the build machine: "
+            + "; ".join(
+                f"{row.rows:,} rows, {row.settings:,} settings: "
+                f"{format_seconds(row.one_by_one_s)} and {format_seconds(row.at_once_s)}"
+                for row in sweep.rows
             ),
         )

@@ -1,4 +1,6 @@
-"""Turnaround tables recorded on another machine (a GPU), saved as JSON and shown as recorded.
+"""Timings recorded on another machine (a GPU), saved as JSON and shown as recorded.
+
+Two kinds: the turnaround table (``gpu-*.json``) and the settings sweep (``settings-*.json``).
 
 The site is built where there may be no GPU, so a GPU's numbers cannot be live: they are
 measured once by ``benchmarks/gpu_check.sh`` on a machine that has one, saved with the date
@@ -6,7 +8,9 @@ and the hardware in ``examples/recordings/``, committed, and shown on the page a
 <device>, <date>". The recordings are package data: they ship inside the wheel, so an installed
 package (``python -m examples turnaround``) reads them too.
 
-    python -m examples.recorded FILE.json    measure here now and save the table to FILE.json
+    python -m examples.recorded FILE.json           measure the turnaround table here now and
+                                                    save it to FILE.json
+    python -m examples.recorded --sweep FILE.json   the same for the settings sweep
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 
 import jax
 
+from .sweep import LayoutCheck, SettingsSweep, SweepRow, measure_settings_sweep, sweep_markdown
 from .timing import format_seconds
 from .turnaround import _TIMES, Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
 
@@ -68,12 +73,60 @@ def load_recorded(path: Traversable) -> RecordedTurnaround:
     )
 
 
-def latest_recorded(folder: Traversable = RECORDED_DIR, pattern: str = "gpu-*.json"):
-    """The newest recording in ``folder``, or None when there is none."""
-    recordings = [
-        load_recorded(path) for path in folder.iterdir() if fnmatch.fnmatch(path.name, pattern)
-    ]
+def _newest(folder: Traversable, pattern: str, load):
+    recordings = [load(path) for path in folder.iterdir() if fnmatch.fnmatch(path.name, pattern)]
     return max(recordings, key=lambda recorded: recorded.recorded_at, default=None)
+
+
+def latest_recorded(folder: Traversable = RECORDED_DIR, pattern: str = "gpu-*.json"):
+    """The newest recorded turnaround table in ``folder``, or None when there is none."""
+    return _newest(folder, pattern, load_recorded)
+
+
+@dataclass(frozen=True)
+class RecordedSweep:
+    """The settings sweep (``examples.sweep``) as recorded on another machine."""
+
+    sweep: SettingsSweep
+    device: str
+    recorded_at: datetime.datetime  # UTC
+
+    def caption(self) -> str:
+        return (
+            f"Recorded on {self.device}, {self.recorded_at:%Y-%m-%d} (not live: measured once "
+            f"and saved; {self.sweep.label})"
+        )
+
+
+def save_recorded_sweep(path: Path, sweep: SettingsSweep, device: str) -> RecordedSweep:
+    recorded = RecordedSweep(sweep, device, datetime.datetime.now(datetime.UTC))
+    data = {
+        "device": device,
+        "recorded_at": recorded.recorded_at.isoformat(timespec="seconds"),
+        **dataclasses.asdict(sweep),
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n")
+    return recorded
+
+
+def load_recorded_sweep(path: Traversable) -> RecordedSweep:
+    data = json.loads(path.read_text())
+    sweep = SettingsSweep(
+        rows=tuple(SweepRow(**row) for row in data["rows"]),
+        layout=LayoutCheck(**data["layout"]),
+        program=tuple(data["program"]),
+        settings_first_program=tuple(data["settings_first_program"]),
+        label=data["label"],
+        cost_s=data["cost_s"],
+    )
+    return RecordedSweep(
+        sweep, data["device"], datetime.datetime.fromisoformat(data["recorded_at"])
+    )
+
+
+def latest_recorded_sweep(folder: Traversable = RECORDED_DIR, pattern: str = "settings-*.json"):
+    """The newest recorded settings sweep in ``folder``, or None when there is none."""
+    return _newest(folder, pattern, load_recorded_sweep)
 
 
 def compare_with_recorded(
@@ -107,7 +160,18 @@ def compare_with_recorded(
     return sentences
 
 
+def _record_sweep(path: str) -> None:
+    sweep = measure_settings_sweep()
+    recorded = save_recorded_sweep(Path(path), sweep, jax.devices()[0].device_kind)
+    print(recorded.caption())
+    print(sweep_markdown(sweep))
+    print(f"measured in {sweep.cost_s:.2f} s; saved to {path}")
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--sweep":
+        _record_sweep(argv[1])
+        return 0
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2

@@ -52,10 +52,9 @@ def as_array(name: str, value: Any) -> np.ndarray | jax.Array:
     return array
 
 
-def check_batch_and_weights(batch: Any, weights: Any) -> tuple[Any, Any]:
-    """Validate a (rows x features) batch and its (features,) weights; return both as arrays."""
+def check_batch(batch: Any) -> np.ndarray | jax.Array:
+    """Validate a (rows x features) batch with at least one of each; return it as an array."""
     batch_array = as_array("batch", batch)
-    weights_array = as_array("weights", weights)
     if batch_array.ndim != 2:
         raise ValueError(
             "batch must be 2-D (rows x features), "
@@ -66,6 +65,14 @@ def check_batch_and_weights(batch: Any, weights: Any) -> tuple[Any, Any]:
         raise ValueError(
             f"batch must have at least one row and one feature, got shape {(rows, features)}"
         )
+    return batch_array
+
+
+def check_batch_and_weights(batch: Any, weights: Any) -> tuple[Any, Any]:
+    """Validate a (rows x features) batch and its (features,) weights; return both as arrays."""
+    batch_array = check_batch(batch)
+    weights_array = as_array("weights", weights)
+    rows, features = batch_array.shape
     if weights_array.ndim != 1:
         raise ValueError(
             f"weights must be 1-D (one weight per feature), "
@@ -77,3 +84,32 @@ def check_batch_and_weights(batch: Any, weights: Any) -> tuple[Any, Any]:
             f"so {features} weights were expected, got shape {tuple(weights_array.shape)}"
         )
     return batch_array, weights_array
+
+
+def check_batch_and_settings(batch: Any, settings: Any) -> tuple[Any, Any]:
+    """Validate a (rows x features) batch and (settings x features) weight settings.
+
+    Each row of ``settings`` is one weight vector, i.e. one experiment. A 1-D weight vector is
+    refused rather than taken as one setting: nothing is silently reshaped.
+    """
+    batch_array = check_batch(batch)
+    settings_array = as_array("settings", settings)
+    rows, features = batch_array.shape
+    if settings_array.ndim != 2:
+        raise ValueError(
+            "settings must be 2-D (one row of weights per setting: settings x features), "
+            f"got {settings_array.ndim}-D with shape {tuple(settings_array.shape)}"
+        )
+    count, setting_features = settings_array.shape
+    if count == 0:
+        raise ValueError(
+            f"settings must hold at least one setting (row of weights), "
+            f"got shape {(count, setting_features)}"
+        )
+    if setting_features != features:
+        raise ValueError(
+            f"settings must have one weight per feature: batch has shape {(rows, features)}, "
+            f"so settings of shape (settings, {features}) were expected, "
+            f"got shape {(count, setting_features)}"
+        )
+    return batch_array, settings_array

@@ -39,6 +39,28 @@ def test_throughput_script_prints_every_section_and_the_target_count():
     assert "targets: " in out and " met, " in out
 
 
+TRIAL_SIZES = ("--rows", "400", "--large-rows", "2000", "--repeats", "1")
+
+
+def test_settings_throughput_script_prints_each_target_as_met_or_missed():
+    result = subprocess.run(
+        [sys.executable, "benchmarks/settings_throughput.py", *TRIAL_SIZES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    out = result.stdout
+    assert "a trial run" in out  # not the targets' sizes: said so
+    for line in ("rate vs numpy: ", "speed-up over the loop: ", "B =      4: score_batch"):
+        assert line in out
+    assert out.count("(target <= 1.2x): ") == 3
+    assert out.count("write bandwidth into a new output (XLA, jitted fill)") == 2
+    assert out.count("limit: ") == 2
+    assert "targets: " in out and " met, " in out
+
+
 def test_gpu_check_script_is_valid_bash():
     subprocess.run(["bash", "-n", str(ROOT / "benchmarks" / "gpu_check.sh")], check=True)
 

@@ -79,14 +79,19 @@ def test_downloaded_notebook_runs_top_to_bottom_and_prints_what_the_page_shows(
 def test_notebook_walks_loop_vmap_jit_and_the_count_table(built_site):
     _, soup = notebook_page(built_site)
     headings = [h.get_text().rstrip("¶") for h in soup.select("h2")]
-    assert headings[:4] == [
+    assert headings[:5] == [
         "1. One row at a time: a Python loop",
         "2. The whole batch at once: vmap",
         "3. Compiled: jit(vmap)",
         "4. How the multiply count grows",
+        "5. Many weight settings: a loop, then vmap over the settings",
     ]
     text = soup.get_text()
     assert "in_axes=(0, None)" in text
+    assert "in_axes=(None, 0)" in text
+    # The loop over settings and the vmap over them print the same scores, and say so.
+    assert "setting 0: loop = [0.2, 1.19, 0.35, 1.3], vmap = [0.2, 1.19, 0.35, 1.3]" in text
+    assert "same scores = True" in text and "score_settings, same = True" in text
     assert "estimated scalar multiplies when feature count = 6 = [24, 48, 96, 192]" in text
 
 

@@ -17,8 +17,9 @@
 # The practice of section P5-9.1, step by step in JAX: score the 4 factory lines one row at a
 # time in a Python loop, then let `jax.vmap` map the same row score over the whole batch, then
 # compile that batched function with `jax.jit`. Every step must give the same 4 scores; what
-# changes is how the computation is organized. Run the cells in order: each one uses the names
-# the cells above it defined.
+# changes is how the computation is organized. The last step tries several weight settings,
+# first in a loop, then with one more `vmap`, over the settings. Run the cells in order: each
+# one uses the names the cells above it defined.
 #
 # Install this version's package first, in a terminal (no cell here installs anything), in the
 # environment your Jupyter kernel runs: `{{ install.command }}`
@@ -37,6 +38,7 @@ from examples import (
     scaling_table,
     score_batch,
     score_one_by_one,
+    score_settings,
 )
 
 batch = jnp.array(BATCH)  # 4 lines x 3 features
@@ -101,6 +103,31 @@ table = scaling_table(PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES)
 print("probe batch sizes =", list(PROBE_BATCH_SIZES))
 for feature_count, counts in table.items():
     print(f"estimated scalar multiplies when feature count = {feature_count} =", counts)
+
+# %% [markdown]
+# ## 5. Many weight settings: a loop, then vmap over the settings
+#
+# An experiment tries weight settings. Trying them one by one is a loop: one batched call per
+# setting. `vmap` can map over the settings too: `in_axes=(None, 0)` shares the batch (`None`)
+# and maps over axis 0 of the settings, one setting after another. `out_axes=1` puts the
+# settings axis last, so the result is lines x settings. The course package's
+# `score_settings` is this same map, compiled with `jit`.
+
+# %%
+settings = jnp.array(
+    [WEIGHTS, [0.5, 0.5, 0.5], [0.4, 0.8, 0.0], [1.0, 0.0, -1.0]]
+)  # 4 settings x 3 weights
+scores_per_setting = [rounded(fast_score_rows(batch, w)) for w in settings]
+
+score_settings_vmap = jax.vmap(score_rows, in_axes=(None, 0), out_axes=1)
+scores_all = score_settings_vmap(batch, settings)  # lines x settings
+print("scores_all shape =", scores_all.shape)
+for k, scores in enumerate(scores_per_setting):
+    print(f"setting {k}: loop = {scores}, vmap = {rounded(scores_all[:, k])}")
+columns = [rounded(column) for column in scores_all.T]
+print("same scores =", columns == scores_per_setting)
+from_package = score_settings(batch, settings)  # the same map, jitted
+print("score_settings, same =", [rounded(c) for c in from_package.T] == columns)
 
 # %% [markdown]
 # ## Where this ran
