@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from pathlib import Path
 
 from bs4 import BeautifulSoup
@@ -39,9 +40,26 @@ def differences(cached: Path, fresh: Path) -> list[str]:
         elif a.read_bytes() != b.read_bytes():
             if name.endswith(".html"):
                 found += _page_differences(name, a.read_text(), b.read_text(), timings)
+            elif name.endswith(".whl"):  # the wheel carries the book's expected outputs
+                found += _archive_differences(name, a, b)
             else:
                 found.append(_first_line(name, _lines(a), _lines(b)))
     return found
+
+
+def _archive_differences(name: str, cached: Path, fresh: Path) -> list[str]:
+    """A zip archive member by member: the member that differs, and its first differing line."""
+    with zipfile.ZipFile(cached) as a, zipfile.ZipFile(fresh) as b:
+        members = sorted(set(a.namelist()) | set(b.namelist()))
+        found = []
+        for member in members:
+            if member not in a.namelist() or member not in b.namelist():
+                side = "fresh" if member in b.namelist() else "cached"
+                found.append(f"{name} ({member}): only in the {side} build")
+            elif (data_a := a.read(member)) != (data_b := b.read(member)):
+                lines = [data.decode("utf-8", "replace").splitlines() for data in (data_a, data_b)]
+                found.append(_first_line(f"{name} ({member})", *lines))
+    return found or [f"{name}: the archives differ, but none of their members does"]
 
 
 def _files(site: Path) -> list[Path]:

@@ -285,3 +285,19 @@ def test_a_timing_is_compared_for_what_is_not_a_timing():
         set(),
     )
     assert len(not_a_timing) == 1 and "block timed: first difference" in not_a_timing[0]
+
+
+def test_a_wheel_is_compared_member_by_member(tmp_path):
+    """The wheel carries the book's expected outputs: a stale one is named by its member."""
+    import zipfile
+
+    from build_support.compare import differences
+
+    for side, score in (("cached", "0.9"), ("fresh", "0.2")):
+        (tmp_path / side).mkdir()
+        with zipfile.ZipFile(tmp_path / side / "course.whl", "w") as wheel:
+            wheel.writestr("examples/__init__.py", "")
+            wheel.writestr("examples/expected-outputs.json", f'{{\n"score": {score}\n}}\n')
+    (found,) = differences(tmp_path / "cached", tmp_path / "fresh")
+    assert found.startswith("course.whl (examples/expected-outputs.json): first difference at line 2")
+    assert '"score": 0.9' in found and '"score": 0.2' in found
