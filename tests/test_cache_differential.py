@@ -299,5 +299,6 @@ def test_a_wheel_is_compared_member_by_member(tmp_path):
             wheel.writestr("examples/__init__.py", "")
             wheel.writestr("examples/expected-outputs.json", f'{{\n"score": {score}\n}}\n')
     (found,) = differences(tmp_path / "cached", tmp_path / "fresh")
-    assert found.startswith("course.whl (examples/expected-outputs.json): first difference at line 2")
+    member = "course.whl (examples/expected-outputs.json)"
+    assert found.startswith(f"{member}: first difference at line 2")
     assert '"score": 0.9' in found and '"score": 0.2' in found
