@@ -15,26 +15,37 @@ import sys
 from .about import about
 
 
+def _print_measured(label: str, table: str, findings: list[str], what: str, cost_s: float) -> None:
+    print(f"Measured on this machine: {label}\n")
+    print(table)
+    print()
+    for finding in findings:
+        print(f"- {finding}")
+    print(f"\nMeasuring the whole {what} took {cost_s:.2f} s.")
+
+
+def _print_recorded(caption: str, table: str, sentences: list[str]) -> None:
+    print(f"\n{caption}\n")
+    print(table)
+    print()
+    for sentence in sentences:
+        print(f"- {sentence}")
+
+
 def turnaround() -> None:
     from .recorded import compare_with_recorded, latest_recorded
     from .turnaround import measure_turnaround, turnaround_findings, turnaround_markdown
 
     print(f"{about()}\n")
     measured = measure_turnaround()
-    print(f"Measured on this machine: {measured.label}\n")
-    print(turnaround_markdown(measured))
-    print()
-    for finding in turnaround_findings(measured):
-        print(f"- {finding}")
-    print(f"\nMeasuring the whole table took {measured.cost_s:.2f} s.")
+    findings = turnaround_findings(measured)
+    _print_measured(
+        measured.label, turnaround_markdown(measured), findings, "table", measured.cost_s
+    )
     recorded = latest_recorded()
-    if recorded is None:
-        return
-    print(f"\n{recorded.caption()}\n")
-    print(turnaround_markdown(recorded.turnaround))
-    print()
-    for sentence in compare_with_recorded(measured, recorded, here="this machine"):
-        print(f"- {sentence}")
+    if recorded is not None:
+        compared = compare_with_recorded(measured, recorded, here="this machine")
+        _print_recorded(recorded.caption(), turnaround_markdown(recorded.turnaround), compared)
 
 
 def verify(block_ids: list[str]) -> int:
@@ -50,22 +61,15 @@ def sweep() -> None:
 
     print(f"{about()}\n")
     measured = measure_settings_sweep()
-    print(f"Measured on this machine: {measured.label}\n")
-    print(sweep_markdown(measured))
-    print()
-    for finding in sweep_findings(measured):
-        print(f"- {finding}")
-    print(f"\nMeasuring the whole sweep took {measured.cost_s:.2f} s.")
+    findings = sweep_findings(measured)
+    _print_measured(measured.label, sweep_markdown(measured), findings, "sweep", measured.cost_s)
     recorded = latest_recorded_sweep()
     if recorded is None:
         print("\nNo GPU recording of this sweep ships with this package (benchmarks/gpu_check.sh")
         print("records one on a machine with a GPU).")
         return
-    print(f"\n{recorded.caption()}\n")
-    print(sweep_markdown(recorded.sweep))
-    print()
-    for finding in sweep_findings(recorded.sweep):
-        print(f"- {finding}")
+    recorded_findings = sweep_findings(recorded.sweep)
+    _print_recorded(recorded.caption(), sweep_markdown(recorded.sweep), recorded_findings)
 
 
 def main(argv: list[str]) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .charts import chart_style, inline_svg
+from .charts import chart_style, inline_svg, log_log_axes
 from .counting import scaling_table
 from .data import PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES
 from .practice import rounded
@@ -109,7 +109,6 @@ def settings_sweep_chart(sweep: SettingsSweep) -> str:
     """Time against the number of settings, one panel per batch size: one by one and at once."""
     import matplotlib.pyplot as plt
     import numpy as np
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
     from .timing import format_seconds
 
@@ -122,15 +121,7 @@ def settings_sweep_chart(sweep: SettingsSweep) -> str:
             counts = [row.settings for row in rows]
             ax.plot(counts, [r.one_by_one_s for r in rows], "o-", label="one by one (loop)")
             ax.plot(counts, [r.at_once_s for r in rows], "^-", label="at once (score_settings)")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            # Plain-text ticks (log axes' math-text labels cost most of a chart's drawing time).
-            ax.xaxis.set_major_locator(FixedLocator(counts))
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{round(x):,}"))
-            ax.xaxis.set_minor_locator(NullLocator())
-            ax.yaxis.set_major_locator(LogLocator(base=10))
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: format_seconds(y)))
-            ax.yaxis.set_minor_locator(NullLocator())
+            log_log_axes(ax, counts, "{:,}".format, y_base=10)
             ax.set_title(f"{size:,} rows, {rows[0].features} features")
             ax.set_xlabel("weight settings tried")
         axes[0].set_ylabel("time for all settings")

@@ -39,6 +39,24 @@ _STYLE = {
 }
 
 
+def log_log_axes(ax, x_ticks, x_label, y_base: int) -> None:
+    """Both axes logarithmic, with plain-text ticks: ``x_ticks`` labelled by ``x_label``, and
+    a tick every ``y_base``-fold in time, labelled in seconds (log axes' default math-text
+    labels cost most of a chart's drawing time)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
+
+    from .timing import format_seconds
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(x_ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: x_label(round(x))))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_locator(LogLocator(base=y_base))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: format_seconds(y)))
+    ax.yaxis.set_minor_locator(NullLocator())
+
+
 @contextmanager
 def chart_style():
     """Matplotlib settings for every chart on the site."""

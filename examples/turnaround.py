@@ -191,9 +191,8 @@ def _short_count(rows: int) -> str:
 def turnaround_chart(turnaround: Turnaround) -> str:
     """Time per pass against batch size, one panel per feature count, as inline SVG."""
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
-    from .charts import chart_style, inline_svg
+    from .charts import chart_style, inline_svg, log_log_axes
 
     feature_counts = sorted({row.features for row in turnaround.rows})
     with chart_style():
@@ -218,16 +217,7 @@ def turnaround_chart(turnaround: Turnaround) -> str:
             )
             ax.plot(sizes, [r.numpy_s for r in rows], "s-", label="numpy @")
             ax.plot(sizes, [r.batch_s for r in rows], "^-", label="score_batch")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            # Plain-text ticks at the measured sizes and at every 100x in time: log axes'
-            # default math-text labels cost most of the chart's drawing time.
-            ax.xaxis.set_major_locator(FixedLocator(sizes))
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _short_count(round(x))))
-            ax.xaxis.set_minor_locator(NullLocator())
-            ax.yaxis.set_major_locator(LogLocator(base=100))
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: format_seconds(y)))
-            ax.yaxis.set_minor_locator(NullLocator())
+            log_log_axes(ax, sizes, _short_count, y_base=100)
             ax.set_title(f"{features} features")
             ax.set_xlabel("rows in the batch")
         axes[0].set_ylabel("time per pass")
