@@ -35,6 +35,13 @@ RECORDED_DIR: Traversable = files(__package__) / "recordings"
 """Where the GPU check saves its files: package data, committed and shipped in the wheel."""
 
 
+def recorded_caption(device: str, recorded_at: datetime.datetime, label: str) -> str:
+    """What the page prints above a recording: where and when, and that it is not live."""
+    return (
+        f"Recorded on {device}, {recorded_at:%Y-%m-%d} (not live: measured once and saved; {label})"
+    )
+
+
 @dataclass(frozen=True)
 class RecordedTurnaround:
     turnaround: Turnaround
@@ -42,10 +49,7 @@ class RecordedTurnaround:
     recorded_at: datetime.datetime  # UTC
 
     def caption(self) -> str:
-        return (
-            f"Recorded on {self.device}, {self.recorded_at:%Y-%m-%d} (not live: measured once "
-            f"and saved; {self.turnaround.label})"
-        )
+        return recorded_caption(self.device, self.recorded_at, self.turnaround.label)
 
 
 def save_recorded(path: Path, turnaround: Turnaround, device: str) -> RecordedTurnaround:
@@ -92,10 +96,7 @@ class RecordedSweep:
     recorded_at: datetime.datetime  # UTC
 
     def caption(self) -> str:
-        return (
-            f"Recorded on {self.device}, {self.recorded_at:%Y-%m-%d} (not live: measured once "
-            f"and saved; {self.sweep.label})"
-        )
+        return recorded_caption(self.device, self.recorded_at, self.sweep.label)
 
 
 def save_recorded_sweep(path: Path, sweep: SettingsSweep, device: str) -> RecordedSweep:

@@ -29,6 +29,7 @@ An unknown name fails the build; a wheel that is missing when the site is writte
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import importlib.util
@@ -132,6 +133,7 @@ def _uv() -> str:
     return str(uv) if uv.exists() else "uv"
 
 
+@functools.cache  # once per process: a serve rebuild does not start uv again
 def builder_version() -> str:
     """uv's version: the front end that builds the wheel (and resolves hatchling)."""
     result = subprocess.run([_uv(), "--version"], capture_output=True, text=True)

@@ -8,26 +8,18 @@ import sys
 from .helpers import ROOT
 
 
+def run_benchmark(script: str, *args: str) -> str:
+    """What ``benchmarks/<script> <args>`` prints (it must exit 0)."""
+    command = [sys.executable, f"benchmarks/{script}", *args]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def test_throughput_script_prints_every_section_and_the_target_count():
-    result = subprocess.run(
-        [
-            sys.executable,
-            "benchmarks/throughput.py",
-            "--rows",
-            "4096",
-            "1048576",
-            "--features",
-            "3",
-            "--repeats",
-            "1",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+    out = run_benchmark(
+        "throughput.py", "--rows", "4096", "1048576", "--features", "3", "--repeats", "1"
     )
-    out = result.stdout
     for heading in (
         "## Throughput: score_batch, numpy @ and a read probe",
         "## Passing numpy arrays into a jitted function",
@@ -43,15 +35,7 @@ TRIAL_SIZES = ("--rows", "400", "--large-rows", "2000", "--repeats", "1")
 
 
 def test_settings_throughput_script_prints_each_target_as_met_or_missed():
-    result = subprocess.run(
-        [sys.executable, "benchmarks/settings_throughput.py", *TRIAL_SIZES],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    out = result.stdout
+    out = run_benchmark("settings_throughput.py", *TRIAL_SIZES)
     assert "a trial run" in out  # not the targets' sizes: said so
     for line in ("rate vs numpy: ", "speed-up over the loop: ", "B =      4: score_batch"):
         assert line in out
@@ -76,13 +60,5 @@ def test_the_build_and_serve_benchmarks_state_their_targets():
         ("build_time.py", "MAX_NO_CHANGE_RATIO = 3.0"),
         ("serve_latency.py", "MAX_RATIO = 2.0"),
     ):
-        result = subprocess.run(
-            [sys.executable, f"benchmarks/{script}", "--help"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-        assert "usage:" in result.stdout
+        assert "usage:" in run_benchmark(script, "--help")
         assert target in (ROOT / "benchmarks" / script).read_text()
