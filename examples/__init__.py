@@ -11,6 +11,7 @@ from .artifacts import (
     multiply_count_chart,
     settings_sweep_chart,
 )
+from .backend import BackendReport, backend_report, machine_label
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .diagrams import sequential_vs_parallel_flowchart
@@ -23,14 +24,12 @@ from .recorded import (
     latest_recorded_sweep,
     load_recorded,
 )
-from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
 from .settings import score_settings
 from .sharding import gather_scores, layout_lines, row_mesh, score_sharded, shard_rows
 from .sweep import SettingsSweep, measure_settings_sweep, sweep_findings, sweep_markdown
 from .turnaround import (
     Turnaround,
-    machine_label,
     measure_turnaround,
     turnaround_chart,
     turnaround_findings,

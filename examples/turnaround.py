@@ -7,7 +7,6 @@ one pass stays within a budget and extrapolated beyond it (it is linear in the r
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -15,9 +14,9 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from .report import backend_report
+from .backend import machine_label
 from .scoring import score_batch, score_one_by_one
-from .timing import cpu_model, format_seconds, median_seconds
+from .timing import format_ratio, format_seconds, median_seconds
 
 TURNAROUND_SIZES: dict[int, tuple[int, ...]] = {
     3: (4, 400, 40_000, 4_000_000),
@@ -55,11 +54,6 @@ class Turnaround:
     rows: tuple[TurnaroundRow, ...]
     label: str
     cost_s: float  # wall-clock seconds the whole measurement took
-
-
-def machine_label() -> str:
-    """Backend, devices and jax version, plus the CPU that ran the loop and numpy."""
-    return f"{backend_report().label()} · CPU: {cpu_model()}, {os.cpu_count()} cores"
 
 
 def _measure_features(features: int, sizes: tuple[int, ...], rng, loop_budget_s: float):
@@ -117,13 +111,6 @@ def measure_turnaround(
     return Turnaround(rows=rows, label=machine_label(), cost_s=time.perf_counter() - start)
 
 
-_TIMES = "\N{MULTIPLICATION SIGN}"
-
-
-def _ratio(value: float) -> str:
-    return f"{value:,.0f}{_TIMES}" if value >= 10 else f"{value:.2g}{_TIMES}"
-
-
 def turnaround_markdown(turnaround: Turnaround) -> str:
     """The table as Markdown; extrapolated loop times are marked in the cell.
 
@@ -140,8 +127,8 @@ def turnaround_markdown(turnaround: Turnaround) -> str:
             loop = f"≈ {loop} *(extrapolated)*"
         lines.append(
             f"| {row.rows:,} | {row.features} | {loop} | {format_seconds(row.numpy_s)} "
-            f"| {format_seconds(row.batch_s)} | {_ratio(row.loop_speedup)} "
-            f"| {_ratio(row.numpy_speedup)} |"
+            f"| {format_seconds(row.batch_s)} | {format_ratio(row.loop_speedup)} "
+            f"| {format_ratio(row.numpy_speedup)} |"
         )
     return "\n".join(lines)
 
