@@ -5,13 +5,14 @@ with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds.
 """
 
 from .about import DISTRIBUTION, about
-from .artifacts import (
+from .backend import BackendReport, backend_report, machine_label
+from .charts import (
     CHART_BATCH_SIZES,
     line_scores_chart,
     multiply_count_chart,
     settings_sweep_chart,
+    turnaround_chart,
 )
-from .backend import BackendReport, backend_report, machine_label
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .diagrams import sequential_vs_parallel_flowchart
@@ -31,7 +32,6 @@ from .sweep import SettingsSweep, measure_settings_sweep, sweep_findings, sweep_
 from .turnaround import (
     Turnaround,
     measure_turnaround,
-    turnaround_chart,
     turnaround_findings,
     turnaround_markdown,
 )
