@@ -1,7 +1,10 @@
 """Live code for course section P5-9.1 "GPUs And Parallel Processing".
 
 The same risk score, computed line by line in plain Python and for the whole batch at once
-with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds.
+with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds; many weight settings in one call;
+the batch split across devices; and the counts, timings, charts and diagram the pages print.
+The names the pages, the notebook and readers use are re-exported here; ``python -m examples``
+is the readers' command line (``__main__.py``).
 """
 
 from .about import DISTRIBUTION, about
