@@ -117,6 +117,11 @@ def _measure_rows(rows: int, counts, features: int, rng) -> tuple[list[SweepRow]
                 at_once_s=times["once"],
             )
         )
+    return measured, _check_layout(batch, batch_on_device, all_settings, settings_on_device)
+
+
+def _check_layout(batch, batch_on_device, all_settings, settings_on_device) -> LayoutCheck:
+    """numpy's product, the settings axis last and first, on the largest setting count's arrays."""
     # Timed in turns, so that a slow spell of a shared machine slows all three alike.
     times = interleaved_medians(
         {
@@ -128,14 +133,13 @@ def _measure_rows(rows: int, counts, features: int, rng) -> tuple[list[SweepRow]
         },
         repeats=5,
     )
-    layout = LayoutCheck(
-        rows=rows,
-        settings=max(counts),
+    return LayoutCheck(
+        rows=batch.shape[0],
+        settings=settings_on_device.shape[0],
         numpy_s=times["numpy"],
         at_once_s=times["last"],
         settings_first_s=times["first"],
     )
-    return measured, layout
 
 
 def measure_settings_sweep(
