@@ -150,7 +150,7 @@ def backend_label(installed: dict[str, str] | None = None) -> str:
 
 
 def _cpu_model() -> str:
-    # The same reading as examples.timing.cpu_model, which cannot be imported here: importing
+    # The same reading as examples.backend.cpu_model, which cannot be imported here: importing
     # the examples package imports JAX, the very second the key must not cost.
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():

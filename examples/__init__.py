@@ -1,15 +1,20 @@
 """Live code for course section P5-9.1 "GPUs And Parallel Processing".
 
 The same risk score, computed line by line in plain Python and for the whole batch at once
-with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds.
+with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds; many weight settings in one call;
+the batch split across devices; and the counts, timings, charts and diagram the pages print.
+The names the pages, the notebook and readers use are re-exported here; ``python -m examples``
+is the readers' command line (``__main__.py``).
 """
 
 from .about import DISTRIBUTION, about
-from .artifacts import (
+from .backend import BackendReport, backend_report, machine_label
+from .charts import (
     CHART_BATCH_SIZES,
     line_scores_chart,
     multiply_count_chart,
     settings_sweep_chart,
+    turnaround_chart,
 )
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
@@ -23,16 +28,13 @@ from .recorded import (
     latest_recorded_sweep,
     load_recorded,
 )
-from .report import BackendReport, backend_report
 from .scoring import score_batch, score_one_by_one
 from .settings import score_settings
 from .sharding import gather_scores, layout_lines, row_mesh, score_sharded, shard_rows
 from .sweep import SettingsSweep, measure_settings_sweep, sweep_findings, sweep_markdown
 from .turnaround import (
     Turnaround,
-    machine_label,
     measure_turnaround,
-    turnaround_chart,
     turnaround_findings,
     turnaround_markdown,
 )

@@ -1,110 +1,187 @@
-"""Charts drawn with matplotlib and embedded in pages as inline SVG.
+"""The section's charts, drawn from live results as inline, theme-aware SVG.
 
-Inline SVG needs no script and no other host, and it follows the page's light or dark
-palette: every "ink" colour (text, axes, ticks) is drawn as a placeholder colour and then
-replaced by ``currentColor``, so the chart takes the colour of the text around it.
-Series colours are mid-tone and read on both backgrounds.
+1. ``line_scores_chart``: each line's risk score computed one by one and as a batch, side by side.
+2. ``multiply_count_chart``: the scalar multiply count against batch size, one rising line per
+   feature count, over the practice's probe sizes and beyond.
+3. ``turnaround_chart``: the time of one scoring pass against batch size, three ways.
+4. ``settings_sweep_chart``: the time to try K weight settings one by one and all at once.
+
+How every chart looks and reaches the page (ink, colours, ids, log axes) is ``chart_style.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import re
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .chart_style import chart_style, inline_svg, log_log_axes
+from .counting import scaling_table
+from .data import PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES
+from .practice import rounded
+from .scoring import score_batch, score_one_by_one
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    from .sweep import SettingsSweep
+    from .turnaround import Turnaround
 
-_INK = "#010203"  # placeholder, swapped for currentColor in the SVG
-SERIES_COLOURS = ("#1f77b4", "#e4572e", "#2a9d8f", "#9c6ade")
-
-_STYLE = {
-    "svg.fonttype": "none",  # keep text as text: it uses the page's font and stays searchable
-    "svg.hashsalt": "course-site",  # stable ids, so two builds write the same SVG
-    "font.family": "sans-serif",
-    "font.size": 11,
-    "text.color": _INK,
-    "axes.edgecolor": _INK,
-    "axes.labelcolor": _INK,
-    "xtick.color": _INK,
-    "ytick.color": _INK,
-    "axes.facecolor": "none",
-    "figure.facecolor": "none",
-    "savefig.facecolor": "none",
-    "legend.frameon": False,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
+CHART_BATCH_SIZES: tuple[int, ...] = (*PROBE_BATCH_SIZES, 64, 128)
+"""The probe sizes, then two doublings beyond them."""
 
 
-def log_log_axes(ax, x_ticks, x_label, y_base: int) -> None:
-    """Both axes logarithmic, with plain-text ticks: ``x_ticks`` labelled by ``x_label``, and
-    a tick every ``y_base``-fold in time, labelled in seconds (log axes' default math-text
-    labels cost most of a chart's drawing time)."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
+def line_scores_chart(batch: Any, weights: Any) -> str:
+    """Grouped bars: each line's score one by one (Python loop) and as a batch (jit + vmap)."""
+    import matplotlib.pyplot as plt
+
+    one_by_one = rounded(score_one_by_one(batch, weights))
+    batched = rounded(score_batch(batch, weights))
+    lines = range(1, len(one_by_one) + 1)
+    width = 0.38
+    with chart_style():
+        figure, axes = plt.subplots(figsize=(7, 3.6))
+        for offset, label, scores in (
+            (-width / 2, "one by one (Python loop)", one_by_one),
+            (width / 2, "as a batch (jax jit + vmap)", batched),
+        ):
+            bars = axes.bar([line + offset for line in lines], scores, width, label=label)
+            axes.bar_label(bars, labels=[f"{score:g}" for score in scores], padding=2)
+        axes.set_xticks(list(lines), [f"line {line}" for line in lines])
+        axes.set_xlabel("factory line")
+        axes.set_ylabel("risk score")
+        low, high = min([0.0, *one_by_one, *batched]), max([0.0, *one_by_one, *batched])
+        axes.set_ylim(low * 1.25, high * 1.25)  # headroom for the value labels and the legend
+        axes.axhline(0, linewidth=0.8, color=plt.rcParams["axes.edgecolor"])  # page ink
+        axes.legend(loc="upper left", ncols=2)
+        return inline_svg(
+            figure,
+            "Risk score of each factory line, computed one by one and as a batch: "
+            + ", ".join(
+                f"line {line} {a:g} and {b:g}"
+                for line, a, b in zip(lines, one_by_one, batched, strict=True)
+            ),
+        )
+
+
+def multiply_count_chart(
+    batch_sizes: Sequence[int] = CHART_BATCH_SIZES,
+    feature_sizes: Sequence[int] = PROBE_FEATURE_SIZES,
+    probe_sizes: Sequence[int] = PROBE_BATCH_SIZES,
+) -> str:
+    """One line per feature count: scalar multiplies (exact ints) against batch size.
+
+    The practice's probe sizes are shaded, so the reader sees where the printed table ends.
+    """
+    import matplotlib.pyplot as plt
+
+    table = scaling_table(batch_sizes, feature_sizes)
+    with chart_style():
+        figure, axes = plt.subplots(figsize=(7, 3.8))
+        axes.axvspan(
+            min(probe_sizes),
+            max(probe_sizes),
+            alpha=0.15,
+            color="#888888",
+            label="the practice's probe sizes",
+        )
+        for features, counts in table.items():
+            axes.plot(batch_sizes, counts, marker="o", label=f"{features} features")
+            axes.annotate(
+                f"{counts[-1]:,}",
+                (batch_sizes[-1], counts[-1]),
+                textcoords="offset points",
+                xytext=(-4, 6),
+                ha="right",
+            )
+        axes.set_xlabel("batch size (lines)")
+        axes.set_ylabel("scalar multiplications")
+        axes.set_xlim(0, max(batch_sizes) * 1.02)
+        axes.set_ylim(0, max(max(counts) for counts in table.values()) * 1.12)
+        axes.legend(loc="upper left")
+        return inline_svg(
+            figure,
+            "Scalar multiply count against batch size: "
+            + "; ".join(
+                f"{features} features: "
+                + ", ".join(
+                    f"{size} lines {count}" for size, count in zip(batch_sizes, counts, strict=True)
+                )
+                for features, counts in table.items()
+            ),
+        )
+
+
+def _short_count(rows: int) -> str:
+    for suffix, scale in (("M", 1_000_000), ("k", 1_000)):
+        if rows >= scale and rows % scale == 0:
+            return f"{rows // scale:,}{suffix}"
+    return f"{rows:,}"
+
+
+def turnaround_chart(turnaround: Turnaround) -> str:
+    """Time per pass against batch size, one panel per feature count, as inline SVG."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    feature_counts = sorted({row.features for row in turnaround.rows})
+    with chart_style():
+        figure, axes = plt.subplots(
+            1, len(feature_counts), figsize=(4.2 * len(feature_counts), 3.4), sharey=True
+        )
+        axes = np.atleast_1d(axes)
+        for ax, features in zip(axes, feature_counts, strict=True):
+            rows = [row for row in turnaround.rows if row.features == features]
+            sizes = [row.rows for row in rows]
+            timed = [row for row in rows if row.loop_measured]
+            (loop_line,) = ax.plot(
+                [r.rows for r in timed], [r.loop_s for r in timed], "o-", label="Python loop"
+            )
+            guessed = timed[-1:] + [row for row in rows if not row.loop_measured]
+            ax.plot(
+                [r.rows for r in guessed],
+                [r.loop_s for r in guessed],
+                "--",
+                color=loop_line.get_color(),
+                label="loop, extrapolated",
+            )
+            ax.plot(sizes, [r.numpy_s for r in rows], "s-", label="numpy @")
+            ax.plot(sizes, [r.batch_s for r in rows], "^-", label="score_batch")
+            log_log_axes(ax, sizes, _short_count, y_base=100)
+            ax.set_title(f"{features} features")
+            ax.set_xlabel("rows in the batch")
+        axes[0].set_ylabel("time per pass")
+        axes[0].legend(loc="upper left", fontsize=9)
+        return inline_svg(
+            figure, "Seconds per scoring pass against batch size, measured on the build machine"
+        )
+
+
+def settings_sweep_chart(sweep: SettingsSweep) -> str:
+    """Time against the number of settings, one panel per batch size: one by one and at once."""
+    import matplotlib.pyplot as plt
+    import numpy as np
 
     from .timing import format_seconds
 
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.xaxis.set_major_locator(FixedLocator(x_ticks))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: x_label(round(x))))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_major_locator(LogLocator(base=y_base))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: format_seconds(y)))
-    ax.yaxis.set_minor_locator(NullLocator())
-
-
-@contextmanager
-def chart_style():
-    """Matplotlib settings for every chart on the site."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from cycler import cycler
-
-    style = {**_STYLE, "axes.prop_cycle": cycler(color=SERIES_COLOURS)}
-    with matplotlib.rc_context(style):
-        yield
-
-
-# matplotlib's default RDF <metadata> (Dublin Core, Creative Commons) is not allowed in HTML.
-_NO_METADATA = {"Creator": None, "Date": None, "Format": None, "Type": None}
-_ID = re.compile(r' id="([^"]+)"')
-_REFERENCE = re.compile(r'(?:url\(#|href="#)([^)"]+)')
-
-
-def _ids_unique_to(svg: str, prefix: str) -> str:
-    """``svg`` with matplotlib's ids made unique on a page that holds several charts.
-
-    matplotlib numbers ids per figure (``xtick_7``, ``patch_6``, clip paths, glyphs), so two
-    inline figures repeat them. Ids nothing refers to are dropped; the rest get ``prefix``.
-    """
-    referenced = set(_REFERENCE.findall(svg))
-
-    def rename(match: re.Match[str]) -> str:
-        return f' id="{prefix}-{match[1]}"' if match[1] in referenced else ""
-
-    svg = _ID.sub(rename, svg)
-    return _REFERENCE.sub(lambda m: m[0].replace(f"#{m[1]}", f"#{prefix}-{m[1]}"), svg)
-
-
-def inline_svg(figure: Figure, title: str) -> str:
-    """Return ``figure`` as an SVG element to print into a page, with an accessible title."""
-    import matplotlib.pyplot as plt
-
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata=_NO_METADATA)
-    plt.close(figure)
-    svg = buffer.getvalue()
-    svg = svg[svg.index("<svg") :]  # drop the XML prolog and doctype
-    # The same chart always gets the same ids; two different charts, different ones.
-    digest = hashlib.sha1(f"{title}\n{svg}".encode(), usedforsecurity=False).hexdigest()
-    svg = _ids_unique_to(svg, f"chart-{digest[:8]}")
-    svg = svg.replace(_INK, "currentColor")
-    # Scale with the column; keep the aspect ratio from the viewBox.
-    svg = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r"<svg\1", svg, count=1)
-    svg = svg.replace("<svg", f'<svg role="img" aria-label="{title}" class="course-chart"', 1)
-    return svg
+    sizes = sorted({row.rows for row in sweep.rows})
+    with chart_style():
+        figure, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.4), sharey=True)
+        axes = np.atleast_1d(axes)
+        for ax, size in zip(axes, sizes, strict=True):
+            rows = [row for row in sweep.rows if row.rows == size]
+            counts = [row.settings for row in rows]
+            ax.plot(counts, [r.one_by_one_s for r in rows], "o-", label="one by one (loop)")
+            ax.plot(counts, [r.at_once_s for r in rows], "^-", label="at once (score_settings)")
+            log_log_axes(ax, counts, "{:,}".format, y_base=10)
+            ax.set_title(f"{size:,} rows, {rows[0].features} features")
+            ax.set_xlabel("weight settings tried")
+        axes[0].set_ylabel("time for all settings")
+        axes[0].legend(loc="upper left", fontsize=9)
+        return inline_svg(
+            figure,
+            "Seconds to score K weight settings one by one and at once, against K, measured on "
+            "the build machine: "
+            + "; ".join(
+                f"{row.rows:,} rows, {row.settings:,} settings: "
+                f"{format_seconds(row.one_by_one_s)} and {format_seconds(row.at_once_s)}"
+                for row in sweep.rows
+            ),
+        )

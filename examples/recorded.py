@@ -28,8 +28,8 @@ from pathlib import Path
 import jax
 
 from .sweep import LayoutCheck, SettingsSweep, SweepRow, measure_settings_sweep, sweep_markdown
-from .timing import format_seconds
-from .turnaround import _TIMES, Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
+from .timing import TIMES_SIGN, format_seconds
+from .turnaround import Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
 
 RECORDED_DIR: Traversable = files(__package__) / "recordings"
 """Where the GPU check saves its files: package data, committed and shipped in the wheel."""
@@ -151,7 +151,9 @@ def compare_with_recorded(
         for mine, there in (shared[0], shared[-1]) if len(shared) > 1 else shared:
             ratio = mine.batch_s / there.batch_s
             faster = (
-                f"{ratio:,.0f}{_TIMES} faster" if ratio >= 1 else f"{1 / ratio:,.1f}{_TIMES} slower"
+                f"{ratio:,.0f}{TIMES_SIGN} faster"
+                if ratio >= 1
+                else f"{1 / ratio:,.1f}{TIMES_SIGN} slower"
             )
             sentences.append(
                 f"At {mine.rows:,} rows of {features} features, `score_batch` took "

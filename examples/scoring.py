@@ -37,7 +37,8 @@ SHORT_ROW = 6
 """Rows with at most this many features are scored as a chain of multiply-adds (see below)."""
 
 
-def _score_row(row: jax.Array, weights: jax.Array) -> jax.Array:
+def score_row(row: jax.Array, weights: jax.Array) -> jax.Array:
+    """One row's score, ``sum(row * weights)``: what ``score_batch`` and ``score_settings`` map."""
     features = row.shape[0]  # static under jit: the branch is chosen once per shape
     if features <= SHORT_ROW:
         # A dot over a few features compiles to a matrix-vector product that is slow on such
@@ -56,7 +57,7 @@ def score_rows_unchecked(batch: jax.Array, weights: jax.Array) -> jax.Array:
     """The jitted ``vmap`` that ``score_batch`` runs, without its input checks."""
     # vmap maps the one-row score over axis 0 of the batch; the weights are shared (None).
     float_type = jnp.result_type(float)
-    return jax.vmap(_score_row, in_axes=(0, None))(
+    return jax.vmap(score_row, in_axes=(0, None))(
         batch.astype(float_type), weights.astype(float_type)
     )
 

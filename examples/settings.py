@@ -18,7 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .scoring import _score_row
+from .scoring import score_row
 from .validation import check_batch_and_settings
 
 SETTINGS_AXIS = 1
@@ -32,7 +32,7 @@ def _scorer(settings_axis: int):
         float_type = jnp.result_type(float)
         # Inner vmap: every row against one setting (score_batch's map, weights shared).
         # Outer vmap: every setting against the whole batch (the batch shared, None).
-        by_rows = jax.vmap(_score_row, in_axes=(0, None))
+        by_rows = jax.vmap(score_row, in_axes=(0, None))
         by_settings = jax.vmap(by_rows, in_axes=(None, 0), out_axes=settings_axis)
         return by_settings(batch.astype(float_type), settings.astype(float_type))
 

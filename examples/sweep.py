@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from .backend import machine_label
 from .scoring import score_batch
 from .settings import (
     score_settings,
@@ -22,8 +23,7 @@ from .settings import (
     score_settings_unchecked,
     settings_program,
 )
-from .timing import format_seconds, interleaved_medians
-from .turnaround import _ratio, machine_label
+from .timing import format_ratio, format_seconds, interleaved_medians
 
 SWEEP_FEATURES = 16
 SWEEP_ROWS: tuple[int, ...] = (4, 4_000)
@@ -117,6 +117,11 @@ def _measure_rows(rows: int, counts, features: int, rng) -> tuple[list[SweepRow]
                 at_once_s=times["once"],
             )
         )
+    return measured, _check_layout(batch, batch_on_device, all_settings, settings_on_device)
+
+
+def _check_layout(batch, batch_on_device, all_settings, settings_on_device) -> LayoutCheck:
+    """numpy's product, the settings axis last and first, on the largest setting count's arrays."""
     # Timed in turns, so that a slow spell of a shared machine slows all three alike.
     times = interleaved_medians(
         {
@@ -128,14 +133,13 @@ def _measure_rows(rows: int, counts, features: int, rng) -> tuple[list[SweepRow]
         },
         repeats=5,
     )
-    layout = LayoutCheck(
-        rows=rows,
-        settings=max(counts),
+    return LayoutCheck(
+        rows=batch.shape[0],
+        settings=settings_on_device.shape[0],
         numpy_s=times["numpy"],
         at_once_s=times["last"],
         settings_first_s=times["first"],
     )
-    return measured, layout
 
 
 def measure_settings_sweep(
@@ -178,7 +182,7 @@ def sweep_markdown(sweep: SettingsSweep) -> str:
         lines.append(
             f"| {row.rows:,} | {row.features} | {row.settings:,} "
             f"| {format_seconds(row.one_by_one_s)} | {format_seconds(row.at_once_s)} "
-            f"| {_rate(row.settings_per_s)} | {_ratio(row.speedup)} |"
+            f"| {_rate(row.settings_per_s)} | {format_ratio(row.speedup)} |"
         )
     return "\n".join(lines)
 
@@ -187,7 +191,9 @@ def _faster_or_slower(ratio: float) -> str:
     """``ratio`` is the other way's time over this one's: above 1, this way was faster."""
     if 0.95 <= ratio <= 1.05:
         return "about as fast as"
-    return f"{_ratio(ratio)} faster than" if ratio > 1 else f"{_ratio(1 / ratio)} slower than"
+    if ratio > 1:
+        return f"{format_ratio(ratio)} faster than"
+    return f"{format_ratio(1 / ratio)} slower than"
 
 
 def _operations(program: tuple[str, ...]) -> str:

@@ -1,13 +1,14 @@
-"""Wall-clock timing shared by the page's turnaround table and the benchmarks."""
+"""Wall-clock timing, and how a time or a ratio of times is printed.
+
+Shared by the page's turnaround table and settings sweep, the readers' CLI and the benchmarks.
+"""
 
 from __future__ import annotations
 
 import math
-import platform
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 
 def _seconds_per_call(run: Callable[[], object], calls: int) -> float:
@@ -45,14 +46,14 @@ def median_seconds(
     return statistics.median([_seconds_per_call(run, calls) for _ in range(repeats)])
 
 
-def cpu_model() -> str:
-    """The processor's name as the OS reports it, e.g. ``AMD EPYC`` (Linux: /proc/cpuinfo)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine() or "unknown CPU"
+TIMES_SIGN = "\N{MULTIPLICATION SIGN}"
+"""The multiplication sign printed after a ratio (``12`` and this sign: twelve times)."""
+
+
+def format_ratio(value: float) -> str:
+    """A ratio of times and the multiplication sign: whole and with thousands separators from 10
+    up (``1,234``), two significant digits below (``0.42``, ``3.1``)."""
+    return f"{value:,.0f}{TIMES_SIGN}" if value >= 10 else f"{value:.2g}{TIMES_SIGN}"
 
 
 _UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))

@@ -7,7 +7,6 @@ one pass stays within a budget and extrapolated beyond it (it is linear in the r
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -15,9 +14,9 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from .report import backend_report
+from .backend import machine_label
 from .scoring import score_batch, score_one_by_one
-from .timing import cpu_model, format_seconds, median_seconds
+from .timing import format_ratio, format_seconds, median_seconds
 
 TURNAROUND_SIZES: dict[int, tuple[int, ...]] = {
     3: (4, 400, 40_000, 4_000_000),
@@ -55,11 +54,6 @@ class Turnaround:
     rows: tuple[TurnaroundRow, ...]
     label: str
     cost_s: float  # wall-clock seconds the whole measurement took
-
-
-def machine_label() -> str:
-    """Backend, devices and jax version, plus the CPU that ran the loop and numpy."""
-    return f"{backend_report().label()} · CPU: {cpu_model()}, {os.cpu_count()} cores"
 
 
 def _measure_features(features: int, sizes: tuple[int, ...], rng, loop_budget_s: float):
@@ -117,13 +111,6 @@ def measure_turnaround(
     return Turnaround(rows=rows, label=machine_label(), cost_s=time.perf_counter() - start)
 
 
-_TIMES = "\N{MULTIPLICATION SIGN}"
-
-
-def _ratio(value: float) -> str:
-    return f"{value:,.0f}{_TIMES}" if value >= 10 else f"{value:.2g}{_TIMES}"
-
-
 def turnaround_markdown(turnaround: Turnaround) -> str:
     """The table as Markdown; extrapolated loop times are marked in the cell.
 
@@ -140,8 +127,8 @@ def turnaround_markdown(turnaround: Turnaround) -> str:
             loop = f"≈ {loop} *(extrapolated)*"
         lines.append(
             f"| {row.rows:,} | {row.features} | {loop} | {format_seconds(row.numpy_s)} "
-            f"| {format_seconds(row.batch_s)} | {_ratio(row.loop_speedup)} "
-            f"| {_ratio(row.numpy_speedup)} |"
+            f"| {format_seconds(row.batch_s)} | {format_ratio(row.loop_speedup)} "
+            f"| {format_ratio(row.numpy_speedup)} |"
         )
     return "\n".join(lines)
 
@@ -179,49 +166,3 @@ def turnaround_findings(turnaround: Turnaround) -> list[str]:
         f"{compile_s / (first.loop_s / first.rows):,.0f} rows of {first.features} features."
     )
     return findings
-
-
-def _short_count(rows: int) -> str:
-    for suffix, scale in (("M", 1_000_000), ("k", 1_000)):
-        if rows >= scale and rows % scale == 0:
-            return f"{rows // scale:,}{suffix}"
-    return f"{rows:,}"
-
-
-def turnaround_chart(turnaround: Turnaround) -> str:
-    """Time per pass against batch size, one panel per feature count, as inline SVG."""
-    import matplotlib.pyplot as plt
-
-    from .charts import chart_style, inline_svg, log_log_axes
-
-    feature_counts = sorted({row.features for row in turnaround.rows})
-    with chart_style():
-        figure, axes = plt.subplots(
-            1, len(feature_counts), figsize=(4.2 * len(feature_counts), 3.4), sharey=True
-        )
-        axes = np.atleast_1d(axes)
-        for ax, features in zip(axes, feature_counts, strict=True):
-            rows = [row for row in turnaround.rows if row.features == features]
-            sizes = [row.rows for row in rows]
-            timed = [row for row in rows if row.loop_measured]
-            (loop_line,) = ax.plot(
-                [r.rows for r in timed], [r.loop_s for r in timed], "o-", label="Python loop"
-            )
-            guessed = timed[-1:] + [row for row in rows if not row.loop_measured]
-            ax.plot(
-                [r.rows for r in guessed],
-                [r.loop_s for r in guessed],
-                "--",
-                color=loop_line.get_color(),
-                label="loop, extrapolated",
-            )
-            ax.plot(sizes, [r.numpy_s for r in rows], "s-", label="numpy @")
-            ax.plot(sizes, [r.batch_s for r in rows], "^-", label="score_batch")
-            log_log_axes(ax, sizes, _short_count, y_base=100)
-            ax.set_title(f"{features} features")
-            ax.set_xlabel("rows in the batch")
-        axes[0].set_ylabel("time per pass")
-        axes[0].legend(loc="upper left", fontsize=9)
-        return inline_svg(
-            figure, "Seconds per scoring pass against batch size, measured on the build machine"
-        )

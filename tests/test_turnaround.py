@@ -17,7 +17,8 @@ from examples import (
     turnaround_findings,
     turnaround_markdown,
 )
-from examples.timing import cpu_model, format_seconds, median_seconds
+from examples.backend import cpu_model
+from examples.timing import format_seconds, median_seconds
 from examples.turnaround import TURNAROUND_SIZES, Turnaround, TurnaroundRow
 
 SMALL = {3: (4, 40, 400), 8: (4, 40)}

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from examples.charts import chart_style, inline_svg
+from examples.chart_style import chart_style, inline_svg
 
 _ID = re.compile(r' id="([^"]+)"')
 _REFERENCE = re.compile(r'(?:url\(#|href="#)([^)"]+)')

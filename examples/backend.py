@@ -1,0 +1,59 @@
+"""Where a computation ran: JAX's backend, devices and version, and the CPU beside them.
+
+``backend_report().label()`` captions the page's computed outputs; ``machine_label()`` adds
+the CPU that ran the Python loop and numpy, for every timing (the page's tables, the readers'
+``python -m examples turnaround`` and ``sweep``, the benchmarks and the Build report).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import jax
+
+
+@dataclass(frozen=True)
+class BackendReport:
+    backend: str
+    devices: tuple[str, ...]
+    jax_version: str
+
+    @property
+    def device_count(self) -> int:
+        return len(self.devices)
+
+    def label(self) -> str:
+        """One short line, e.g. ``computed on cpu · 1 device (cpu) · jax 0.10.2``."""
+        kinds = sorted(set(self.devices))
+        plural = "device" if self.device_count == 1 else "devices"
+        return (
+            f"computed on {self.backend} · {self.device_count} {plural} ({', '.join(kinds)})"
+            f" · jax {self.jax_version}"
+        )
+
+
+def backend_report() -> BackendReport:
+    """Describe the backend JAX uses by default on this machine."""
+    return BackendReport(
+        backend=jax.default_backend(),
+        devices=tuple(device.device_kind for device in jax.devices()),
+        jax_version=jax.__version__,
+    )
+
+
+def cpu_model() -> str:
+    """The processor's name as the OS reports it, e.g. ``AMD EPYC`` (Linux: /proc/cpuinfo)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def machine_label() -> str:
+    """Backend, devices and jax version, plus the CPU that ran the loop and numpy."""
+    return f"{backend_report().label()} · CPU: {cpu_model()}, {os.cpu_count()} cores"
