@@ -8,19 +8,18 @@ run the same program: ``score_sharded`` splits the rows over the devices of ever
 
 prints what each process computed and saves it, with the date and the command, to FILE.json
 (default: ``examples/recordings/multiprocess-<UTC time>.json``, which the page shows as
-recorded). ``run_processes`` starts the processes, bounded in time, for this and for the tests.
+recorded). ``run_processes`` starts the processes, bounded in time (the tests start theirs
+under stricter supervision: ``testkit.processes``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import datetime
 import json
 import os
 import platform
-import signal
 import socket
 import subprocess
 import sys
@@ -38,12 +37,16 @@ LAYOUT_ROWS = 1000
 """Rows of the batch whose layout is recorded (features: LAYOUT_FEATURES)."""
 LAYOUT_FEATURES = 16
 
+LOCAL_HOST = "127.0.0.1"
+"""Where the processes meet: the coordinator listens on this machine only."""
+JOIN_TIMEOUT_S = 60
+"""How long a process waits for the others to join before it fails (it never waits forever)."""
+
 # The settings each started process reads to join (see join_from_environment).
 _COORDINATOR = "EXAMPLES_COORDINATOR"
 _PROCESSES = "EXAMPLES_PROCESSES"
 _PROCESS_ID = "EXAMPLES_PROCESS_ID"
 _JOIN_TIMEOUT = "EXAMPLES_JOIN_TIMEOUT_S"
-_PARENT = "EXAMPLES_PARENT_PID"
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,16 @@ class Finished:
     """One started process: its id, exit status (None: killed, still running at the end)."""
 
     process_id: int
-    pid: int  # also the id of its process group
+    pid: int
     returncode: int | None
     output: str  # stdout and stderr together
+
+    @classmethod
+    def read(cls, process_id: int, process: subprocess.Popen, output, killed: bool) -> Finished:
+        """A process that has ended, its output read back from the file ``output``."""
+        output.seek(0)
+        returncode = None if killed else process.returncode
+        return cls(process_id, process.pid, returncode, output.read().decode(errors="replace"))
 
     def report(self) -> str:
         status = "killed (still running)" if self.returncode is None else self.returncode
@@ -63,93 +73,72 @@ class Finished:
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((LOCAL_HOST, 0))
         return probe.getsockname()[1]
 
 
-def run_processes(
-    command: list[str],
+def process_env(
+    process_id: int,
     *,
     processes: int,
     devices_per_process: int,
-    timeout_s: float,
-    join_timeout_s: int = 60,
-    started: list[int] | None = None,
-    after_failure_s: float = 10.0,
-    cwd: Path | None = None,
-    extra_env: dict[str, str] | None = None,
-) -> list[Finished]:
-    """Run ``command`` as ``processes`` local processes of one JAX system; wait for them all.
-
-    Each process gets ``devices_per_process`` forced CPU devices and the settings that
-    ``join_from_environment`` reads (the coordinator, a free port on 127.0.0.1, is process 0).
-    ``started`` lists the ids actually started (default all: the others never join).
-    Nothing outlives the call: every process runs in its own process group, and each group is
-    killed at ``timeout_s``, or ``after_failure_s`` after any process exits with an error
-    (the others would wait for it). Returns every process's exit status and output.
-    """
+    coordinator: str,
+    join_timeout_s: int = JOIN_TIMEOUT_S,
+) -> dict[str, str]:
+    """The environment of process ``process_id``: ``devices_per_process`` forced CPU devices,
+    this package importable, and what ``join_from_environment`` reads to join the others."""
     package_root = str(Path(__file__).resolve().parent.parent)
-    env = {
+    return {
         **os.environ,
         "JAX_PLATFORMS": "cpu",
         "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices_per_process}",
         "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])),
-        _COORDINATOR: f"127.0.0.1:{free_port()}",
+        _COORDINATOR: coordinator,
         _PROCESSES: str(processes),
+        _PROCESS_ID: str(process_id),
         _JOIN_TIMEOUT: str(join_timeout_s),
-        _PARENT: str(os.getpid()),
-        **(extra_env or {}),
     }
-    ids = list(range(processes)) if started is None else started
-    running: dict[int, subprocess.Popen] = {}
+
+
+def run_processes(
+    command: list[str], *, processes: int, devices_per_process: int, timeout_s: float
+) -> list[Finished]:
+    """Run ``command`` as ``processes`` local processes of one JAX system; wait for them all.
+
+    Each process gets ``devices_per_process`` forced CPU devices; process 0 is the coordinator,
+    on a free port of 127.0.0.1. A process still running at ``timeout_s``, or when this one is
+    interrupted, is killed. Returns every process's exit status and output.
+    """
+    coordinator = f"{LOCAL_HOST}:{free_port()}"
+    running: list[subprocess.Popen] = []
+    killed: set[int] = set()
     with contextlib.ExitStack() as files:
-        outputs = {i: files.enter_context(tempfile.TemporaryFile()) for i in ids}
+        outputs = [files.enter_context(tempfile.TemporaryFile()) for _ in range(processes)]
+        deadline = time.monotonic() + timeout_s
         try:
-            for i in ids:
-                running[i] = subprocess.Popen(
-                    command,
-                    env={**env, _PROCESS_ID: str(i)},
-                    cwd=cwd,
-                    stdout=outputs[i],
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # its own process group, killed whole below
-                )
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                codes = [process.poll() for process in running.values()]
-                if all(code is not None for code in codes):
-                    break
-                if any(codes):  # one failed: the others may be waiting for it
-                    deadline = min(deadline, time.monotonic() + after_failure_s)
-                time.sleep(0.1)
-        finally:
-            still_running = {i for i, process in running.items() if process.poll() is None}
-            for process in running.values():
-                with contextlib.suppress(ProcessLookupError):  # the group is already gone
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        finished = []
-        for i in ids:
-            outputs[i].seek(0)
-            finished.append(
-                Finished(
+            for i in range(processes):
+                env = process_env(
                     i,
-                    running[i].pid,
-                    None if i in still_running else running[i].returncode,
-                    outputs[i].read().decode(errors="replace"),
+                    processes=processes,
+                    devices_per_process=devices_per_process,
+                    coordinator=coordinator,
                 )
-            )
-    return finished
-
-
-def die_with_parent() -> None:
-    """In a process started by ``run_processes``: be killed when the process that started it
-    dies (pytest stopped by a CI timeout, say), so that none is left behind. Linux only."""
-    if sys.platform == "linux":
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != int(os.environ[_PARENT]):  # it died before prctl
-        os._exit(1)
+                running.append(
+                    subprocess.Popen(command, env=env, stdout=outputs[i], stderr=subprocess.STDOUT)
+                )
+            for process in running:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass  # the ones still running are killed below
+        finally:
+            for i, process in enumerate(running):
+                if process.poll() is None:
+                    killed.add(i)
+                    process.kill()
+                    process.wait()
+        return [
+            Finished.read(i, process, outputs[i], i in killed) for i, process in enumerate(running)
+        ]
 
 
 def join_from_environment() -> tuple[int, int]:
@@ -160,7 +149,6 @@ def join_from_environment() -> tuple[int, int]:
     """
     import jax
 
-    die_with_parent()
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     process_id, processes = int(os.environ[_PROCESS_ID]), int(os.environ[_PROCESSES])
     jax.distributed.initialize(

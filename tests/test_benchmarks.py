@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from .helpers import ROOT
+from testkit.project import ROOT
 
 
 def run_benchmark(script: str, *args: str) -> str:

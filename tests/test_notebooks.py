@@ -8,8 +8,7 @@ import threading
 import pytest
 
 from build_support import notebooks, runner
-
-from .helpers import ROOT
+from testkit.project import ROOT
 
 
 @pytest.fixture
