@@ -10,7 +10,7 @@ numeric tests also run where only jax, numpy and pytest are installed.
 - ``site``: reading a built site (its pages, its prefix, its wheel).
 - ``author``: git and make as an author runs them; ``make publish`` in a copy.
 - ``hooks``: a hook of ``hooks/`` loaded by name.
-- ``processes``: several processes of one JAX system, supervised (tests only).
+- ``supervised``: several processes of one JAX system, supervised (tests only).
 - ``shown_blocks``: the Python blocks a built page shows, as a reader copies them (bs4).
 - ``browser_pages``: pages opened in playwright that record their errors (playwright).
 """

@@ -1,5 +1,5 @@
 """A built site served on 127.0.0.1 from a thread, and the ports a test or benchmark starts a
-server on (``free_port`` is the one ``examples.multiprocess`` picks its coordinator's with)."""
+server on (``free_port`` is the one ``examples.processes`` picks its coordinator's with)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from examples.multiprocess import LOCAL_HOST, free_port
+from examples.processes import LOCAL_HOST, free_port
 
 __all__ = ["LOCAL_HOST", "free_port", "listening", "serve"]
 

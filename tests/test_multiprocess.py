@@ -17,15 +17,13 @@ import pytest
 
 from examples import BATCH, WEIGHTS, rounded, score_batch
 from examples.multiprocess import (
-    Finished,
     latest_multiprocess_recording,
     load_multiprocess_recording,
     main,
-    results_of,
-    run_processes,
 )
-from testkit.processes import run_supervised
+from examples.processes import Finished, results_of, run_processes
 from testkit.project import ROOT
+from testkit.supervised import run_supervised
 
 from .scoring_cases import MALFORMED
 
@@ -218,7 +216,7 @@ def gone(pid: int) -> bool:
 def test_the_processes_die_with_the_process_that_started_them(tmp_path):
     child = (
         "import os, pathlib, time\n"
-        "from testkit.processes import die_with_parent\n"
+        "from testkit.supervised import die_with_parent\n"
         "die_with_parent()\n"
         "pathlib.Path(os.environ['PIDS'], str(os.getpid())).touch()\n"
         "time.sleep(300)\n"
@@ -227,7 +225,7 @@ def test_the_processes_die_with_the_process_that_started_them(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys\nfrom testkit.processes import run_supervised\n"
+            "import sys\nfrom testkit.supervised import run_supervised\n"
             f"run_supervised([sys.executable, '-c', {child!r}], processes=2, "
             "devices_per_process=1, timeout_s=300)",
         ],

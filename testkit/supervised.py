@@ -1,7 +1,7 @@
 """Several processes of one JAX system, started under the tests' supervision: each in its own
 process group, all stopped soon after one fails, none outliving the test (nor pytest killed by
 a CI timeout). Linux's ``prctl`` through ctypes for the last; the readers' own runner is
-``examples.multiprocess.run_processes``, which needs none of this."""
+``examples.processes.run_processes``, which needs none of this."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from examples.multiprocess import (
+from examples.processes import (
     JOIN_TIMEOUT_S,
     LOCAL_HOST,
     Finished,
@@ -39,7 +39,7 @@ def run_supervised(
     cwd: Path | None = None,
     extra_env: dict[str, str] | None = None,
 ) -> list[Finished]:
-    """``examples.multiprocess.run_processes``, for the tests: ``started`` lists the ids actually
+    """``examples.processes.run_processes``, for the tests: ``started`` lists the ids actually
     started (default all: the others never join); ``extra_env`` is added to each one's.
 
     Nothing outlives the call: every process runs in its own process group, and each group is
