@@ -42,6 +42,8 @@ DRAWN_DIAGRAMS = """
 
 @dataclass
 class PageReport:
+    """What one page showed in one scheme: what it should draw, and every finding."""
+
     url: str
     scheme: str
     diagrams_in_html: int
@@ -55,6 +57,7 @@ class PageReport:
 
 
 DESKTOP = {"width": 1280, "height": 900}
+"""The viewport a page opens in unless a test asks for another."""
 
 
 def open_page(

@@ -21,6 +21,8 @@ PYTHON_CLASSES = {"language-python", "language-py", "language-pycon"}
 
 @dataclass(frozen=True)
 class ShownBlock:
+    """One displayed block: where it is, its source as copied, the output shown for it."""
+
     page: str
     block_id: str
     source: str
@@ -36,6 +38,7 @@ def copied_text(code: Tag) -> str:
 
 
 def pages(site: Path) -> list[tuple[str, BeautifulSoup]]:
+    """Every built page but the notebooks', parsed, with its path relative to ``site``."""
     found = []
     for html in sorted(site.rglob("*.html")):
         soup = BeautifulSoup(html.read_text(), "html.parser")
