@@ -15,6 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 LOCAL_HOST = "127.0.0.1"
 """Where the processes meet: the coordinator listens on this machine only."""
@@ -38,7 +39,9 @@ class Finished:
     output: str  # stdout and stderr together
 
     @classmethod
-    def read(cls, process_id: int, process: subprocess.Popen, output, killed: bool) -> Finished:
+    def read(
+        cls, process_id: int, process: subprocess.Popen, output: IO[bytes], killed: bool
+    ) -> Finished:
         """A process that has ended, its output read back from the file ``output``."""
         output.seek(0)
         returncode = None if killed else process.returncode
