@@ -18,8 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from build_support.site_tools import ROOT, mkdocs_build
 from examples import BATCH, WEIGHTS, measure_turnaround, score_batch
+from testkit.build import mkdocs_build
+from testkit.project import ROOT
 
 MAX_NO_CHANGE_RATIO = 3.0
 MAX_TURNAROUND_S = 3.0

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from build_support.check_cache import check
-from build_support.site_tools import ROOT, mkdocs_build
+from testkit.build import mkdocs_build
+from testkit.project import ROOT
 
 
 def main() -> None:

@@ -13,7 +13,6 @@ takes at most 0.05 s (no browser starts).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import statistics
@@ -24,18 +23,13 @@ from types import SimpleNamespace
 
 import material
 
-from build_support.site_tools import ROOT, mkdocs_build
 from build_support.store import ROOT_ENV
 from examples import BATCH, sequential_vs_parallel_flowchart
+from testkit.build import mkdocs_build
+from testkit.hooks import load_hook
+from testkit.project import ROOT
 
 MAX_WARM_DRAW_S = 0.05  # reading cached SVGs: no browser may start
-
-
-def _hook():
-    spec = importlib.util.spec_from_file_location("mermaid_svg", ROOT / "hooks/mermaid_svg.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def build_seconds(site_dir: Path, cache: Path) -> float:
@@ -51,7 +45,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    hook = _hook()
+    hook = load_hook("mermaid_svg")
     source = sequential_vs_parallel_flowchart(BATCH)
     times: dict[str, list[float]] = {
         "cold build": [],

@@ -38,17 +38,11 @@ from playwright.sync_api import sync_playwright
 # The publish and serving helpers the browser tests use too (the editable install puts the
 # repository root on sys.path).
 from build_support import browser as chrome
-from build_support.site_tools import (
-    ROOT,
-    SECTION_PAGE,
-    built_pages,
-    extract_branch,
-    mkdocs_build,
-    publish_copy,
-    section_version,
-    serve,
-    site_prefix,
-)
+from testkit.author import extract_branch, publish_copy, section_version
+from testkit.build import mkdocs_build
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.serving import serve
+from testkit.site import built_pages, site_prefix
 
 sys.path.insert(0, str(Path(__file__).parent))
 from build_time import ONE_PAGE_CONFIG
@@ -89,7 +83,7 @@ class _GzipHandler(SimpleHTTPRequestHandler):
 
 
 def serve_gzip(directory: Path):
-    """Like site_tools.serve, with text files gzip-compressed."""
+    """Like testkit.serving.serve, with text files gzip-compressed."""
     return serve(directory, _GzipHandler)
 
 

@@ -24,7 +24,8 @@ from playwright.sync_api import sync_playwright
 
 # The browser tests' helpers (the editable install puts the repository root on sys.path).
 from build_support.browser import launch
-from build_support.site_tools import built_pages, serve, site_prefix
+from testkit.serving import serve
+from testkit.site import built_pages, site_prefix
 
 SETTLED = "search/search_index.json"  # every page fetches it once Material has started
 

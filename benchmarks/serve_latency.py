@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -21,17 +20,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-from build_support.site_tools import BUILD_ENV, copy_env, copy_project
+from build_support.build_command import BUILD_ENV
+from testkit.build import copy_env, copy_project
+from testkit.project import SECTION_PAGE
+from testkit.serving import LOCAL_HOST, free_port
 
 MAX_RATIO = 2.0
-SECTION = "p5-9-1-gpus-and-parallel-processing"
 SENTENCE = "The following analogy is the safest one."
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _fetch(url: str) -> str:
@@ -55,11 +50,11 @@ class Site:
     def __init__(self, name: str, root: Path, page: Path, url_path: str, sentence: str, env):
         self.name, self.root, self.page, self.sentence = name, root, page, sentence
         self.original = page.read_text()
-        port = _free_port()
-        self.url = f"http://127.0.0.1:{port}/{url_path}"
+        port = free_port()
+        self.url = f"http://{LOCAL_HOST}:{port}/{url_path}"
         self.log = (root / "serve.log").open("w")
         self.server = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"{LOCAL_HOST}:{port}"],
             cwd=root,
             env={**os.environ, **BUILD_ENV, **env},
             stdout=subprocess.DEVNULL,
@@ -96,8 +91,8 @@ def main() -> None:
             Site(
                 "this site",
                 project,
-                project / "docs" / f"{SECTION}.md",
-                f"{SECTION}/",
+                project / "docs" / f"{SECTION_PAGE}.md",
+                f"{SECTION_PAGE}/",
                 SENTENCE,
                 copy_env(project) | {"FRESH": ""},
             ),

@@ -11,8 +11,7 @@ here installs or downloads a browser (no make target needs root). The first one 
    ``PLAYWRIGHT_BROWSERS_PATH``, or playwright's default folder (newest revision first).
 
 ``python -m build_support.browser [WHAT NEEDS ONE]`` prints the one found, or what to install.
-Standard library only: ``site_tools`` imports it, and the numeric tests run without the docs
-stack.
+Standard library only: the numeric tests run without the docs stack.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .build_command import BUILD_ENV, ROOT, build_command
 from .compare import differences
-from .site_tools import BUILD_ENV, ROOT
 from .store import ROOT_ENV
 
 # Not copied to the fresh side: caches, builds, tools' state (node_modules is linked instead).
@@ -35,9 +35,8 @@ _NOT_COPIED |= {".pytest_cache", ".ruff_cache", ".hypothesis", "__pycache__"}
 
 
 def build(project: Path, site: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)]
-    command += ["-f", str(project / "mkdocs.yml")]
     full_env = {**os.environ, **BUILD_ENV, "PYTHONPATH": str(project), **env}
+    command = build_command(project / "mkdocs.yml", site)
     return subprocess.run(command, cwd=project, env=full_env, capture_output=True, text=True)
 
 

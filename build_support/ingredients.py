@@ -127,7 +127,7 @@ def expand_snippets(markdown: str, config: Any) -> str:
     return "\n".join(converter.preprocessors["snippet"].run(markdown.split("\n")))
 
 
-NOT_IN_ENTRIES = {"check_cache.py", "compare.py", "record.py", "report.py", "site_tools.py"}
+NOT_IN_ENTRIES = {"build_command.py", "check_cache.py", "compare.py", "record.py", "report.py"}
 
 
 def build_code() -> dict[str, bytes]:

@@ -8,26 +8,21 @@ run the same program: ``score_sharded`` splits the rows over the devices of ever
 
 prints what each process computed and saves it, with the date and the command, to FILE.json
 (default: ``examples/recordings/multiprocess-<UTC time>.json``, which the page shows as
-recorded). ``run_processes`` starts the processes, bounded in time, for this and for the tests.
+recorded). The processes are started and joined by ``processes.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import datetime
 import json
 import os
 import platform
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from .processes import join_from_environment, results_of, run_processes
 
 RECORDINGS_DIR = Path(__file__).resolve().parent / "recordings"
 """Recordings shipped with the package and shown on the page as recorded."""
@@ -37,139 +32,6 @@ RECORDING_PATTERN = "multiprocess-*.json"
 LAYOUT_ROWS = 1000
 """Rows of the batch whose layout is recorded (features: LAYOUT_FEATURES)."""
 LAYOUT_FEATURES = 16
-
-# The settings each started process reads to join (see join_from_environment).
-_COORDINATOR = "EXAMPLES_COORDINATOR"
-_PROCESSES = "EXAMPLES_PROCESSES"
-_PROCESS_ID = "EXAMPLES_PROCESS_ID"
-_JOIN_TIMEOUT = "EXAMPLES_JOIN_TIMEOUT_S"
-_PARENT = "EXAMPLES_PARENT_PID"
-
-
-@dataclass(frozen=True)
-class Finished:
-    """One started process: its id, exit status (None: killed, still running at the end)."""
-
-    process_id: int
-    pid: int  # also the id of its process group
-    returncode: int | None
-    output: str  # stdout and stderr together
-
-    def report(self) -> str:
-        status = "killed (still running)" if self.returncode is None else self.returncode
-        return f"--- process {self.process_id}: exit status {status}\n{self.output}"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def run_processes(
-    command: list[str],
-    *,
-    processes: int,
-    devices_per_process: int,
-    timeout_s: float,
-    join_timeout_s: int = 60,
-    started: list[int] | None = None,
-    after_failure_s: float = 10.0,
-    cwd: Path | None = None,
-    extra_env: dict[str, str] | None = None,
-) -> list[Finished]:
-    """Run ``command`` as ``processes`` local processes of one JAX system; wait for them all.
-
-    Each process gets ``devices_per_process`` forced CPU devices and the settings that
-    ``join_from_environment`` reads (the coordinator, a free port on 127.0.0.1, is process 0).
-    ``started`` lists the ids actually started (default all: the others never join).
-    Nothing outlives the call: every process runs in its own process group, and each group is
-    killed at ``timeout_s``, or ``after_failure_s`` after any process exits with an error
-    (the others would wait for it). Returns every process's exit status and output.
-    """
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env = {
-        **os.environ,
-        "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices_per_process}",
-        "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])),
-        _COORDINATOR: f"127.0.0.1:{free_port()}",
-        _PROCESSES: str(processes),
-        _JOIN_TIMEOUT: str(join_timeout_s),
-        _PARENT: str(os.getpid()),
-        **(extra_env or {}),
-    }
-    ids = list(range(processes)) if started is None else started
-    running: dict[int, subprocess.Popen] = {}
-    with contextlib.ExitStack() as files:
-        outputs = {i: files.enter_context(tempfile.TemporaryFile()) for i in ids}
-        try:
-            for i in ids:
-                running[i] = subprocess.Popen(
-                    command,
-                    env={**env, _PROCESS_ID: str(i)},
-                    cwd=cwd,
-                    stdout=outputs[i],
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # its own process group, killed whole below
-                )
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                codes = [process.poll() for process in running.values()]
-                if all(code is not None for code in codes):
-                    break
-                if any(codes):  # one failed: the others may be waiting for it
-                    deadline = min(deadline, time.monotonic() + after_failure_s)
-                time.sleep(0.1)
-        finally:
-            still_running = {i for i, process in running.items() if process.poll() is None}
-            for process in running.values():
-                with contextlib.suppress(ProcessLookupError):  # the group is already gone
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        finished = []
-        for i in ids:
-            outputs[i].seek(0)
-            finished.append(
-                Finished(
-                    i,
-                    running[i].pid,
-                    None if i in still_running else running[i].returncode,
-                    outputs[i].read().decode(errors="replace"),
-                )
-            )
-    return finished
-
-
-def die_with_parent() -> None:
-    """In a process started by ``run_processes``: be killed when the process that started it
-    dies (pytest stopped by a CI timeout, say), so that none is left behind. Linux only."""
-    if sys.platform == "linux":
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != int(os.environ[_PARENT]):  # it died before prctl
-        os._exit(1)
-
-
-def join_from_environment() -> tuple[int, int]:
-    """In a process started by ``run_processes``: join the others; return (id, processes).
-
-    Raises (rather than waits forever) when the coordinator or another process does not
-    answer within the join timeout.
-    """
-    import jax
-
-    die_with_parent()
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    process_id, processes = int(os.environ[_PROCESS_ID]), int(os.environ[_PROCESSES])
-    jax.distributed.initialize(
-        coordinator_address=os.environ[_COORDINATOR],
-        num_processes=processes,
-        process_id=process_id,
-        initialization_timeout=int(os.environ[_JOIN_TIMEOUT]),
-    )
-    return process_id, processes
 
 
 def _record_in_this_process() -> None:
@@ -200,15 +62,6 @@ def _record_in_this_process() -> None:
     }
     print("RESULT " + json.dumps(result), flush=True)
     jax.distributed.shutdown()
-
-
-def results_of(finished: list[Finished]) -> list[dict]:
-    """The ``RESULT {json}`` line each process printed, in process order."""
-    results = []
-    for process in finished:
-        lines = [line for line in process.output.splitlines() if line.startswith("RESULT ")]
-        results.append(json.loads(lines[-1].removeprefix("RESULT ")) if lines else None)
-    return results
 
 
 @dataclass(frozen=True)

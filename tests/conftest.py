@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import GOLDEN, ROOT, mkdocs_build
+from testkit.build import mkdocs_build
+from testkit.project import GOLDEN, ROOT
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +66,8 @@ def no_browser(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The gh-pages tree that `make publish` writes (in a throw-away repository), laid out under
     the site_url's path, as the host serves it: versions.json, the root redirect, the alias."""
-    from .browser import extract_branch, publish_copy, site_prefix
+    from testkit.author import extract_branch, publish_copy
+    from testkit.site import site_prefix
 
     workdir = tmp_path_factory.mktemp("publish")
     repo = publish_copy(workdir)

@@ -1,6 +1,7 @@
 """One of the processes started by test_multiprocess.py (``python -m tests.multiprocess_worker``).
 
-It joins the others (examples.multiprocess.join_from_environment), runs score_sharded on the
+Started by testkit.supervised.run_supervised, it dies with the test (die_with_parent), joins the
+others (examples.processes.join_from_environment), runs score_sharded on the
 same inputs as every other process, and prints one ``RESULT {json}`` line with what it saw;
 the test compares those lines, so that a failure shows every process's output.
 """
@@ -15,8 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from examples import BATCH, WEIGHTS, score_batch, score_sharded
-from examples.multiprocess import join_from_environment
+from examples.processes import join_from_environment
 from examples.sharding import gather_scores, layout_lines, row_mesh, shard_rows
+from testkit.supervised import die_with_parent
 
 from .scoring_cases import MALFORMED, float32_tolerance
 
@@ -40,6 +42,7 @@ def uneven_float32() -> tuple[np.ndarray, np.ndarray]:
 
 
 def main() -> None:
+    die_with_parent()
     process_id, processes = join_from_environment()
     result: dict = {"process": process_id, "devices": jax.device_count()}
     result["local_devices"] = [f"{device.platform}:{device.id}" for device in jax.local_devices()]

@@ -17,8 +17,7 @@ from examples import (
     scaling_table,
     score_one_by_one,
 )
-
-from .helpers import page
+from testkit.site import page
 
 
 def svg_texts(svg: str) -> list[str]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
-from .helpers import ROOT
+from testkit.project import ROOT
 
 
 def run_benchmark(script: str, *args: str) -> str:
@@ -49,10 +51,30 @@ def test_gpu_check_script_is_valid_bash():
     subprocess.run(["bash", "-n", str(ROOT / "benchmarks" / "gpu_check.sh")], check=True)
 
 
-def test_benchmarks_share_helpers_with_the_tests_through_build_support_only():
-    for script in (ROOT / "benchmarks").glob("*.py"):
-        text = script.read_text()
-        assert "from tests" not in text and "import tests" not in text, script
+def imported_packages(path: Path) -> set[str]:
+    """The top-level names of the absolute imports of a Python file."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_benchmarks_share_helpers_with_the_tests_through_testkit_only():
+    scripts = sorted((ROOT / "benchmarks").glob("*.py"))
+    assert scripts
+    for script in scripts:
+        assert "tests" not in imported_packages(script), script
+
+
+def test_neither_the_build_nor_the_wheel_imports_testkit():
+    build = [*(ROOT / "build_support").glob("*.py"), *(ROOT / "hooks").glob("*.py")]
+    wheel = [*(ROOT / "examples").rglob("*.py"), ROOT / "hatch_build.py"]
+    assert len(build) > 10 and len(wheel) > 10
+    importing = [path for path in build + wheel if "testkit" in imported_packages(path)]
+    assert not importing
 
 
 def test_the_build_and_serve_benchmarks_state_their_targets():

@@ -21,10 +21,11 @@ from pathlib import Path
 import pytest
 
 from build_support import guard, limits
-from build_support.site_tools import BUILD_ENV, author_env, mkdocs_build
-
-from .browser import free_port, listening
-from .helpers import ROOT
+from build_support.build_command import BUILD_ENV
+from testkit.author import author_env
+from testkit.build import mkdocs_build
+from testkit.project import ROOT
+from testkit.serving import free_port, listening
 
 CONFIG = f"""\
 site_name: guard test

@@ -14,9 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from build_support import browser
-from build_support.site_tools import author_env
-
-from .helpers import ROOT
+from testkit.author import author_env
+from testkit.project import ROOT
 
 FAKE_MAC_APPS = "Applications (system)"  # stands in for /Applications
 

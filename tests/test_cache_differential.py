@@ -19,8 +19,7 @@ from build_support import runner
 from build_support.cache import ExecutionCache
 from build_support.check_cache import check
 from build_support.store import FileStore
-
-from .helpers import ROOT
+from testkit.project import ROOT
 
 MKDOCS_YML = """\
 site_name: Differential

@@ -10,20 +10,12 @@ Notebook pages are checked cell by cell, in order, by tests/test_notebook_*.py.
 
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from bs4 import BeautifulSoup, Tag
-
-from .helpers import ROOT
-
-# Where markdown-exec puts the source relative to the output (the ``source=`` option).
-SOURCE_FIRST = {"above", "block", "tabbed-left"}
-SOURCE_LAST = {"below", "tabbed-right"}
-PYTHON_CLASSES = {"language-python", "language-py", "language-pycon"}
+from testkit.project import ROOT
+from testkit.shown_blocks import copy_failures, shown_blocks
 
 # The editable install puts the repository root on sys.path; keep only the package from it.
 RUNNER = """\
@@ -33,60 +25,6 @@ sys.path[:] = [shim] + [p for p in sys.path if p and os.path.abspath(p) != root]
 sys.argv = [script]
 runpy.run_path(script, run_name="__main__")
 """
-
-
-@dataclass(frozen=True)
-class ShownBlock:
-    page: str
-    block_id: str
-    source: str
-    output: str
-
-
-def copied_text(code: Tag) -> str:
-    """What Material's copy button puts on the clipboard for this ``code`` element."""
-    code = copy.copy(code)  # not a re-parse: outside its <pre>, bs4 would collapse indentation
-    for annotation in code.select(".md-annotation"):
-        annotation.decompose()
-    return code.get_text().rstrip()
-
-
-def pages(site: Path) -> list[tuple[str, BeautifulSoup]]:
-    found = []
-    for html in sorted(site.rglob("*.html")):
-        soup = BeautifulSoup(html.read_text(), "html.parser")
-        if soup.select_one("div.jp-Notebook") is None:  # notebooks: see test_notebook_*.py
-            found.append((str(html.relative_to(site)), soup))
-    return found
-
-
-def shown_blocks(site: Path) -> tuple[list[ShownBlock], list[str]]:
-    """Every displayed source paired with its output, and every displayed block left unpaired."""
-    blocks, unpaired = [], []
-    for name, soup in pages(site):
-        for wrapper in soup.select("div.exec-block"):
-            location, result = wrapper["data-source"], wrapper["data-result"]
-            label = f"{name} '{wrapper['data-exec-id']}'"
-            if not location:
-                continue  # source not displayed: only its output is on the page
-            highlights = wrapper.select("div.highlight")
-            if not result or len(highlights) != 2 or location not in SOURCE_FIRST | SOURCE_LAST:
-                unpaired.append(f"{label}: source shown ({location!r}) without a text output")
-                continue
-            source, output = highlights if location in SOURCE_FIRST else highlights[::-1]
-            blocks.append(
-                ShownBlock(
-                    name,
-                    wrapper["data-exec-id"],
-                    copied_text(source.select_one("code")),
-                    output.select_one("code").get_text(),
-                )
-            )
-        for highlight in soup.select("div.highlight"):
-            shown_as_python = PYTHON_CLASSES & set(highlight.get("class", []))
-            if shown_as_python and highlight.find_parent("div", class_="exec-block") is None:
-                unpaired.append(f"{name}: a Python block that is not executed: {highlight.text!r}")
-    return blocks, unpaired
 
 
 def run_as_copied(source: str, workdir: Path) -> subprocess.CompletedProcess[str]:
@@ -110,19 +48,6 @@ def test_every_displayed_python_block_is_paired_with_its_output(built_site):
     assert blocks, "no displayed Python block found: the pairing convention is broken"
 
 
-def copy_failures(blocks, run_block, where_run: str) -> list[str]:
-    """What went wrong when each block ran as copied: ``run_block(block, number)`` runs it."""
-    failures = []
-    for number, block in enumerate(blocks):
-        run = run_block(block, number)
-        where = f"{block.page} '{block.block_id}'"
-        if run.returncode != 0:
-            failures.append(f"{where} fails {where_run}:\n{run.stderr}")
-        elif run.stdout.rstrip("\n") != block.output.rstrip("\n"):
-            failures.append(f"{where} prints\n{run.stdout}\nbut the page shows\n{block.output}")
-    return failures
-
-
 def test_every_displayed_python_block_runs_as_copied_and_prints_what_is_shown(built_site, tmp_path):
     blocks, _ = shown_blocks(built_site)
 
@@ -138,7 +63,7 @@ def test_every_displayed_python_block_runs_as_copied_and_prints_what_is_shown(bu
 
 def test_the_runner_keeps_the_repository_out_of_reach(tmp_path):
     # Anything but the examples package, e.g. the tests, must not import in a copied block.
-    run = run_as_copied("import tests.helpers", tmp_path)
+    run = run_as_copied("import testkit", tmp_path)
     assert run.returncode != 0
     assert "ModuleNotFoundError" in run.stderr
 

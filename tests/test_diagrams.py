@@ -9,8 +9,7 @@ import pytest
 
 from examples import BATCH, sequential_vs_parallel_flowchart
 from examples.diagrams import MAX_GROUPED_SAMPLES
-
-from .helpers import GOLDEN
+from testkit.project import GOLDEN
 
 ACCESSIBILITY = re.compile(r"^  acc(Title|Descr): ")
 

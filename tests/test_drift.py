@@ -10,9 +10,8 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 
 from build_support.record import RECORD_FILE, Output, compare
-
-from .browser import publish_copy, run_in
-from .helpers import SECTION_PAGE
+from testkit.author import publish_copy, run_in
+from testkit.project import SECTION_PAGE
 
 PAGE = f"{SECTION_PAGE}.md"
 

@@ -9,7 +9,6 @@ ingredient and reads the Build report: exactly the outputs that depend on it ran
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,12 +19,14 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from build_support.build_command import BUILD_ENV
 from build_support.cache import ExecutionCache
-from build_support.site_tools import BUILD_ENV, author_env, copy_env, copy_project, mkdocs_build
 from build_support.store import FileStore
-
-from .helpers import ROOT, SECTION_PAGE, page
-from .test_execution_report import EXEC_FENCE
+from testkit.author import author_env
+from testkit.build import copy_env, copy_project, mkdocs_build
+from testkit.project import EXEC_FENCE, ROOT, SECTION_PAGE
+from testkit.serving import free_port
+from testkit.site import page
 
 NUMPY_BLOCK = "p5-9-1-practice-numpy"  # the manuscript's listing: numpy only, no `examples`
 NOTEBOOK = "notebooks/p5-9-1-practice-in-jax.py"
@@ -217,12 +218,6 @@ def test_two_processes_writing_one_entry_never_leave_it_half_written(tmp_path):
 # ---------------------------------------------------------------- mkdocs serve
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _fetch(url: str) -> str | None:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
@@ -243,7 +238,7 @@ def _wait_for(url: str, needle: str, timeout_s: float = 120) -> str:
 
 def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_path):
     project = copy_project(tmp_path / "project")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, **BUILD_ENV, **copy_env(project), "FRESH": ""}
     log_file = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen(

@@ -5,12 +5,8 @@ from __future__ import annotations
 import re
 
 from examples import backend_report
-
-from .helpers import ROOT, SECTION_PAGE, page
-
-# An executed Python fence, however many backticks or whatever true value its exec= has.
-FENCE = r'^[ \t]*`{3,}[ \t]*(?:python|py)\b[^\n]*\bexec="(?!no"|off"|false"|0")[^\n]*'
-EXEC_FENCE = re.compile(FENCE + r'\bid="([^"]+)"', re.MULTILINE)
+from testkit.project import EXEC_FENCE, FENCE, ROOT, SECTION_PAGE
+from testkit.site import page
 
 
 def report_rows(site) -> list[dict[str, str]]:

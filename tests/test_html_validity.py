@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import ROOT, SECTION_PAGE, page
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.site import page
 
 VNU_JAR = ROOT / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 

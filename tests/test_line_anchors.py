@@ -3,15 +3,14 @@ content tab that is not showing opens that tab (docs/assets/javascripts/anchor-t
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-from .browser import serve
-from .helpers import ROOT, SECTION_PAGE, page
+from testkit.hooks import load_hook
+from testkit.project import SECTION_PAGE
+from testkit.serving import serve
+from testkit.site import page
 
-_spec = importlib.util.spec_from_file_location("line_anchors", ROOT / "hooks/line_anchors.py")
-line_anchors = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(line_anchors)
+line_anchors = load_hook("line_anchors")
 
 
 def _listing(prefix: str, lines: int) -> str:

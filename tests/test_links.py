@@ -12,8 +12,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from bs4 import BeautifulSoup
 
-from .browser import built_pages, site_prefix
-from .helpers import SECTION_PAGE
+from testkit.project import SECTION_PAGE
+from testkit.site import built_pages, site_prefix
 
 PAGE_ORIGIN = "http://site.invalid/"  # a stand-in origin to resolve relative links against
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from types import SimpleNamespace
 
 import pytest
 
 from examples import BATCH, WEIGHTS, prose_numbers
-
-from .helpers import ROOT, SECTION_PAGE, page
+from testkit.hooks import load_hook
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.site import page
 
 
 @pytest.fixture(autouse=True)
@@ -19,13 +19,6 @@ def a_build(tmp_path, monkeypatch):
 
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     return runner.start_build(ROOT)
-
-
-def load_hook():
-    spec = importlib.util.spec_from_file_location("live_numbers", ROOT / "hooks/live_numbers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 FAKE_PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="some-page.md"))
@@ -41,7 +34,7 @@ def test_prose_numbers_follow_the_data():
 
 
 def test_hook_fills_in_the_numbers():
-    hook = load_hook()
+    hook = load_hook("live_numbers")
     text = "{{ live.lines }} lines, {{live.multiply_count}} multiplications"
     numbers = prose_numbers()
     expected = f"{numbers['lines']} lines, {numbers['multiply_count']} multiplications"
@@ -49,7 +42,7 @@ def test_hook_fills_in_the_numbers():
 
 
 def test_hook_refuses_an_unknown_name():
-    hook = load_hook()
+    hook = load_hook("live_numbers")
     with pytest.raises(
         ValueError, match=r"some-page.md: unknown live number '\{\{ live.rows \}\}'"
     ):

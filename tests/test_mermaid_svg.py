@@ -19,12 +19,10 @@ from mkdocs.exceptions import PluginError
 
 from build_support import browser
 from examples import BATCH, sequential_vs_parallel_flowchart
+from testkit.hooks import load_hook
+from testkit.project import ROOT
 
-from .helpers import ROOT
-
-_spec = importlib.util.spec_from_file_location("mermaid_svg", ROOT / "hooks/mermaid_svg.py")
-mermaid_svg = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(mermaid_svg)
+mermaid_svg = load_hook("mermaid_svg")
 
 FLOWCHART = sequential_vs_parallel_flowchart(BATCH)
 SMALL = "flowchart LR\n  accTitle: Two steps\n  accDescr: A leads to B.\n  A --> B"

@@ -17,15 +17,14 @@ import pytest
 
 from examples import BATCH, WEIGHTS, rounded, score_batch
 from examples.multiprocess import (
-    Finished,
     latest_multiprocess_recording,
     load_multiprocess_recording,
     main,
-    results_of,
-    run_processes,
 )
+from examples.processes import Finished, results_of, run_processes
+from testkit.project import ROOT
+from testkit.supervised import run_supervised
 
-from .helpers import ROOT
 from .scoring_cases import MALFORMED
 
 PROCESSES = 2
@@ -45,7 +44,7 @@ def assert_none_left(finished: list[Finished]) -> None:
 
 @pytest.fixture(scope="module")
 def results() -> list[dict]:
-    finished = run_processes(
+    finished = run_supervised(
         WORKER,
         processes=PROCESSES,
         devices_per_process=DEVICES_PER_PROCESS,
@@ -143,7 +142,7 @@ def test_input_refused_in_one_process_is_refused_in_the_others_too(results):
     ("started", "failing"), [([1], "coordinator"), ([0], "other process")], ids=["no", "late"]
 )
 def test_a_missing_coordinator_or_process_fails_at_the_join_timeout(started, failing):
-    finished = run_processes(
+    finished = run_supervised(
         WORKER, processes=2, devices_per_process=1, timeout_s=120, join_timeout_s=2,
         started=started, cwd=ROOT,
     )  # fmt: skip
@@ -155,7 +154,7 @@ def test_a_missing_coordinator_or_process_fails_at_the_join_timeout(started, fai
 
 
 def test_a_process_that_dies_gets_the_others_stopped():
-    finished = run_processes(
+    finished = run_supervised(
         WORKER, processes=2, devices_per_process=1, timeout_s=120, after_failure_s=1,
         extra_env={"EXAMPLES_WORKER_EXIT_EARLY": "1"}, cwd=ROOT,
     )  # fmt: skip
@@ -185,6 +184,13 @@ def test_recording_command_and_the_recording_it_saves(tmp_path, capsys):
     assert recording.command in printed
 
 
+def test_the_readers_runner_kills_what_still_runs_at_its_timeout():
+    sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+    finished = run_processes(sleeper, processes=2, devices_per_process=1, timeout_s=1)
+    assert [process.returncode for process in finished] == [None, None], outputs(finished)
+    assert all(gone(process.pid) for process in finished)
+
+
 def test_the_shipped_recording_is_shown():
     recording = latest_multiprocess_recording()
     assert all(result["same_as_score_batch"] for result in recording.results)
@@ -210,7 +216,7 @@ def gone(pid: int) -> bool:
 def test_the_processes_die_with_the_process_that_started_them(tmp_path):
     child = (
         "import os, pathlib, time\n"
-        "from examples.multiprocess import die_with_parent\n"
+        "from testkit.supervised import die_with_parent\n"
         "die_with_parent()\n"
         "pathlib.Path(os.environ['PIDS'], str(os.getpid())).touch()\n"
         "time.sleep(300)\n"
@@ -219,8 +225,8 @@ def test_the_processes_die_with_the_process_that_started_them(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys\nfrom examples.multiprocess import run_processes\n"
-            f"run_processes([sys.executable, '-c', {child!r}], processes=2, "
+            "import sys\nfrom testkit.supervised import run_supervised\n"
+            f"run_supervised([sys.executable, '-c', {child!r}], processes=2, "
             "devices_per_process=1, timeout_s=300)",
         ],
         env={**os.environ, "PIDS": str(tmp_path)},
@@ -232,7 +238,7 @@ def test_the_processes_die_with_the_process_that_started_them(tmp_path):
             pids = [int(path.name) for path in tmp_path.iterdir()]
             time.sleep(0.1)
         assert len(pids) == 2, "the started processes never ran"
-        parent.kill()  # SIGKILL: run_processes gets no chance to clean up
+        parent.kill()  # SIGKILL: run_supervised gets no chance to clean up
         parent.wait()
         deadline = time.monotonic() + 10
         while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:

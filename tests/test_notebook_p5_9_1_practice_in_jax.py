@@ -14,7 +14,9 @@ import nbformat
 from bs4 import BeautifulSoup
 from nbclient import NotebookClient
 
-from .helpers import ROOT, mkdocs_build, page
+from testkit.build import mkdocs_build
+from testkit.project import ROOT
+from testkit.site import page
 
 NOTEBOOK = "p5-9-1-practice-in-jax"
 SOURCE = ROOT / "docs" / "notebooks" / f"{NOTEBOOK}.py"

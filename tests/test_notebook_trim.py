@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from types import SimpleNamespace
 
 import pytest
@@ -11,12 +10,10 @@ from mkdocs.exceptions import PluginError
 
 from build_support.named_cache import Cache
 from build_support.store import Entry, FileStore
+from testkit.hooks import load_hook
+from testkit.site import page
 
-from .helpers import ROOT, page
-
-_spec = importlib.util.spec_from_file_location("notebook_trim", ROOT / "hooks/notebook_trim.py")
-notebook_trim = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(notebook_trim)
+notebook_trim = load_hook("notebook_trim")
 
 NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"
 

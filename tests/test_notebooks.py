@@ -8,8 +8,7 @@ import threading
 import pytest
 
 from build_support import notebooks, runner
-
-from .helpers import ROOT
+from testkit.project import ROOT, SECTION_PAGE
 
 
 @pytest.fixture
@@ -84,7 +83,7 @@ def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
 
 
 def test_the_blocks_that_time_are_the_quiet_blocks():
-    page = (ROOT / "docs/p5-9-1-gpus-and-parallel-processing.md").read_text()
+    page = (ROOT / "docs" / f"{SECTION_PAGE}.md").read_text()
     quiet = [line for line in page.splitlines() if 'quiet="yes"' in line]
     ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in quiet}
     assert ids == {"p5-9-1-turnaround-table", "p5-9-1-settings-sweep"}

@@ -7,8 +7,7 @@ import subprocess
 import sys
 
 from examples import DISTRIBUTION, practice_lines
-
-from .helpers import ROOT, SECTION_PAGE
+from testkit.project import ROOT, SECTION_PAGE
 
 
 def run_python(*args: str) -> str:

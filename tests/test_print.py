@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from .browser import LOCAL_HOST, serve
-from .helpers import GOLDEN, ROOT, SECTION_PAGE
+from testkit.project import GOLDEN, ROOT, SECTION_PAGE
+from testkit.serving import LOCAL_HOST, serve
 
 ARTIFACTS = ROOT / "test-artifacts"
 SCHEMES = ("light", "dark")

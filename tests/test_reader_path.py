@@ -42,15 +42,14 @@ from bs4 import BeautifulSoup
 from packaging.version import Version
 
 from examples import DISTRIBUTION
-
-from .browser import section_version, serve, site_prefix
-from .helpers import ROOT, page
-from .test_copy_fidelity import copy_failures, shown_blocks
+from testkit.author import section_version
+from testkit.project import ARTIFACTS, ROOT
+from testkit.serving import serve
+from testkit.shown_blocks import copy_failures, shown_blocks
+from testkit.site import INSTALL, page, site_prefix
 
 READER_VENVS = ROOT / ".cache" / "reader-venv"
-ARTIFACTS = ROOT / "test-artifacts"
 NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"
-INSTALL = "python -m pip install "
 
 
 def package_version() -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from .browser import section_version, site_prefix
-from .helpers import ROOT, SECTION_PAGE, page
+from testkit.author import section_version
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.site import page, site_prefix
 
 ABBREVIATIONS = ROOT / "docs" / "includes" / "abbreviations.md"
 _ABBREVIATION = re.compile(r"^\*\[(?P<term>[^\]]+)\]: (?P<text>.+)$", re.MULTILINE)

@@ -14,8 +14,7 @@ from examples import (
 )
 from examples.recorded import RECORDED_DIR, save_recorded
 from examples.turnaround import Turnaround, TurnaroundRow
-
-from .helpers import page
+from testkit.site import page
 
 
 def row(features, rows, batch_s):

@@ -11,12 +11,10 @@ from pathlib import Path
 import pytest
 
 from build_support import runner
+from testkit.hooks import load_hook
+from testkit.project import ROOT
 
-from .helpers import ROOT
-
-_spec = importlib.util.spec_from_file_location("execution_hook", ROOT / "hooks/execution.py")
-execution_hook = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(execution_hook)
+execution_hook = load_hook("execution")
 
 
 @pytest.fixture

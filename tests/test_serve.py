@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from .browser import built_pages, free_port, listening
-from .helpers import ROOT, SECTION_PAGE
-from .test_browser import DRAWN_DIAGRAMS, SCHEMES, PageReport, open_page
+from testkit.browser_pages import DRAWN_DIAGRAMS, SCHEMES, PageReport, open_page
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.serving import free_port, listening
+from testkit.site import built_pages
 
 SETTLED = "search/search_index.json"  # Material fetches it once the page has started
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from examples import BATCH, WEIGHTS, score_batch, score_sharded
+from testkit.project import ROOT
 
-from .helpers import ROOT
 from .scoring_cases import MALFORMED
 
 

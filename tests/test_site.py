@@ -6,8 +6,9 @@ import re
 import textwrap
 
 from examples import BATCH, backend_report, sequential_vs_parallel_flowchart
-
-from .helpers import ROOT, SECTION_PAGE, mkdocs_build, page
+from testkit.build import mkdocs_build
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.site import page
 
 
 def test_page_holds_the_practice_output_verbatim(built_site, expected_practice_output):

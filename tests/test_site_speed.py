@@ -10,8 +10,7 @@ import jax
 from examples import machine_label
 from examples.multiprocess import latest_multiprocess_recording
 from examples.turnaround import TURNAROUND_SIZES
-
-from .helpers import page
+from testkit.site import page
 
 
 def section_after(soup, heading_id: str) -> list:

@@ -14,8 +14,8 @@ import pytest
 from bs4 import BeautifulSoup
 
 from examples import backend_report
-
-from .helpers import GOLDEN, ROOT, SECTION_PAGE, page
+from testkit.project import GOLDEN, ROOT, SECTION_PAGE
+from testkit.site import page
 
 SNIPPETS = ROOT / "docs" / "snippets" / SECTION_PAGE
 PAGE_SOURCE = ROOT / "docs" / f"{SECTION_PAGE}.md"

@@ -27,8 +27,9 @@ from build_support import store as store_module
 from build_support.cache import ExecutionCache
 from build_support.named_cache import Cache
 from build_support.store import Entry, FileStore, key_of
-
-from .helpers import ROOT, SECTION_PAGE, mkdocs_build, page
+from testkit.build import mkdocs_build
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.site import page
 
 KEY = key_of("an output")
 
@@ -278,13 +279,13 @@ def test_a_strict_build_with_a_store_it_cannot_use_succeeds_and_says_why(tmp_pat
 
 
 def test_the_tests_builds_each_start_from_an_empty_store_of_their_own(tmp_path, monkeypatch):
-    from build_support import site_tools
+    from testkit import author, build
 
     seen = []
-    monkeypatch.setattr(site_tools.subprocess, "run", lambda *a, env, **k: seen.append(env))
+    monkeypatch.setattr(build.subprocess, "run", lambda *a, env, **k: seen.append(env))
     monkeypatch.setenv(store_module.ROOT_ENV, str(ROOT / ".cache"))  # an author's own setting
     mkdocs_build(ROOT / "mkdocs.yml", tmp_path / "site")
     assert seen[0][store_module.ROOT_ENV] == str(tmp_path / "site-cache")
     assert not (tmp_path / "site-cache").exists()  # empty: nothing drawn, trimmed or built yet
-    assert site_tools.copy_env(tmp_path)[store_module.ROOT_ENV] == str(tmp_path / ".cache")
-    assert store_module.ROOT_ENV not in site_tools.author_env()  # make in a copy: the copy's own
+    assert build.copy_env(tmp_path)[store_module.ROOT_ENV] == str(tmp_path / ".cache")
+    assert store_module.ROOT_ENV not in author.author_env()  # make in a copy: the copy's own

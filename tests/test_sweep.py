@@ -17,8 +17,8 @@ from examples import (
 )
 from examples.recorded import load_recorded_sweep, save_recorded_sweep
 from examples.sweep import SWEEP_ROWS, SWEEP_SETTINGS, LayoutCheck, SettingsSweep, SweepRow
-
-from .helpers import ROOT, page
+from testkit.project import ROOT
+from testkit.site import page
 
 
 @pytest.fixture(scope="module")

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 from mkdocs.config.defaults import MkDocsConfig
 
-from .helpers import ROOT
+from testkit.hooks import load_hook
 
-_spec = importlib.util.spec_from_file_location(
-    "version_selector", ROOT / "hooks/version_selector.py"
-)
-version_selector = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(version_selector)
+version_selector = load_hook("version_selector")
 
 
 def config_with_selector() -> MkDocsConfig:

@@ -20,17 +20,11 @@ from urllib.parse import urljoin
 import pytest
 from packaging.version import Version
 
-from build_support.site_tools import author_env
-
-from .browser import (
-    extract_branch,
-    section_version,
-    serve,
-    site_prefix,
-)
-from .helpers import ROOT, SECTION_PAGE
-from .test_browser import ARTIFACTS, SCHEMES, PageReport, open_page
-from .test_reader_path import INSTALL
+from testkit.author import author_env, extract_branch, section_version
+from testkit.browser_pages import SCHEMES, PageReport, open_page
+from testkit.project import ARTIFACTS, ROOT, SECTION_PAGE
+from testkit.serving import serve
+from testkit.site import INSTALL, site_prefix
 
 OLD_VERSION = "v2026.01.05"  # older than any version this course publishes
 SECTION_FILE = Path("docs") / f"{SECTION_PAGE}.md"

@@ -3,7 +3,6 @@ build's failures when it cannot be served or a page names an unknown placeholder
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import tomllib
@@ -19,19 +18,13 @@ from packaging.version import Version
 from build_support.named_cache import Cache
 from build_support.store import FileStore, key_of
 from examples import DISTRIBUTION
+from testkit.author import section_version
+from testkit.build import mkdocs_build
+from testkit.hooks import load_hook
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.site import page, served_wheel
 
-from .browser import section_version
-from .helpers import ROOT, SECTION_PAGE, mkdocs_build, page
-
-_spec = importlib.util.spec_from_file_location("wheel_hook", ROOT / "hooks" / "wheel.py")
-wheel_hook = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(wheel_hook)
-
-
-def served_wheel(site: Path) -> Path:
-    wheels = sorted(site.glob("*.whl"))
-    assert len(wheels) == 1, wheels
-    return wheels[0]
+wheel_hook = load_hook("wheel")
 
 
 def metadata(wheel: Path):

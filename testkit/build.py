@@ -1,0 +1,63 @@
+"""The strict build, of the checkout or of a throw-away copy of what a build reads, with its
+caches kept apart from the checkout's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from build_support.build_command import BUILD_ENV, ROOT, build_command
+from build_support.store import ROOT_ENV as CACHE_ROOT_ENV
+
+_PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
+_PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]
+
+
+def copy_project(destination: Path) -> Path:
+    """A throw-away copy of what a build reads (node_modules linked). Build it with
+    ``copy_env(destination)``: the copy's ``examples`` package first on ``PYTHONPATH``."""
+    for name in _PROJECT_DIRS:
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(ROOT / name, destination / name, ignore=ignore)
+    for name in _PROJECT_FILES:
+        shutil.copy2(ROOT / name, destination / name)
+    (destination / "node_modules").symlink_to(ROOT / "node_modules")
+    return destination
+
+
+def copy_env(project: Path) -> dict[str, str]:
+    """The copy's package first on ``PYTHONPATH`` (the editable install would otherwise import
+    the checkout's ``examples``), and its own store of caches."""
+    return {"PYTHONPATH": str(project), CACHE_ROOT_ENV: str(project / ".cache")}
+
+
+def mkdocs_build(
+    config: Path,
+    site_dir: Path,
+    *,
+    fresh: bool = True,
+    cache_dir: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    """Run the strict build, the only build, and return what it printed.
+
+    ``fresh`` (the default, as in CI): execute everything, reuse nothing. Every cache (the
+    store: outputs, diagrams, trimmed pages, the wheel) lives in ``cache_dir`` (default: beside
+    ``site_dir``, so a fresh build starts from an empty one), never in the checkout's ``.cache``:
+    a new browser or tinycss2 is exercised by the tests, not hidden by the checkout's entries.
+    """
+    cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-cache"
+    build_env = {**os.environ, **BUILD_ENV, CACHE_ROOT_ENV: str(cache_dir)}
+    build_env["FRESH"] = "1" if fresh else ""
+    build_env |= env or {}
+    return subprocess.run(
+        build_command(config, site_dir),
+        cwd=config.parent,
+        env=build_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -1,0 +1,29 @@
+"""Where things are: the project's root, the section page, the tests' golden files, and how
+an executed block is written in a page's Markdown."""
+
+from __future__ import annotations
+
+import re
+
+from build_support.build_command import ROOT
+
+__all__ = ["ARTIFACTS", "AXE", "EXEC_FENCE", "FENCE", "GOLDEN", "ROOT", "SECTION_PAGE"]
+
+SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
+"""The section page's name: its Markdown is ``docs/{SECTION_PAGE}.md``, its built folder
+``{SECTION_PAGE}/``."""
+
+GOLDEN = ROOT / "tests" / "golden"
+"""The manuscript's expected outputs and diagram."""
+
+ARTIFACTS = ROOT / "test-artifacts"
+"""What the tests leave for a person to look at: screenshots, logs (not checked)."""
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+"""axe-core, injected into pages by the browser tests."""
+
+FENCE = r'^[ \t]*`{3,}[ \t]*(?:python|py)\b[^\n]*\bexec="(?!no"|off"|false"|0")[^\n]*'
+"""The opening line of an executed Python fence, however many backticks or whatever true value
+its ``exec=`` has (a pattern, for ``re.MULTILINE``)."""
+EXEC_FENCE = re.compile(FENCE + r'\bid="([^"]+)"', re.MULTILINE)
+"""Finds the id of every executed Python block of a page's Markdown (``findall``)."""

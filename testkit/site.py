@@ -1,0 +1,49 @@
+"""Reading a built site: its pages, one page parsed, where it lives on its host, the wheel it
+serves, and how its install line begins. ``page`` needs beautifulsoup4 (the docs stack)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from .project import ROOT, SECTION_PAGE
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup
+
+INSTALL = "python -m pip install "
+"""How the install line the section page shows begins (the wheel's URL follows)."""
+
+
+def page(site: Path, name: str = SECTION_PAGE) -> BeautifulSoup:
+    """The built page in folder ``name`` of ``site`` (default: the section page), parsed."""
+    # Imported here: the numeric tests also run where only jax, numpy and pytest are
+    # installed (benchmarks/gpu_check.sh on a GPU machine), without the docs stack.
+    from bs4 import BeautifulSoup
+
+    return BeautifulSoup((site / name / "index.html").read_text(), "html.parser")
+
+
+def built_pages(site: Path) -> list[str]:
+    """Every HTML page of a built site, as paths relative to its root (``glossary/``, ...)."""
+    pages = []
+    for html in sorted(site.rglob("*.html")):
+        relative = html.relative_to(site).as_posix()
+        pages.append(relative.removesuffix("index.html"))
+    return pages
+
+
+def site_prefix() -> str:
+    """The path part of ``site_url`` (``""`` or ``course/``): where the site lives on its host."""
+    text = (ROOT / "mkdocs.yml").read_text()
+    site_url = next(line for line in text.splitlines() if line.startswith("site_url:"))
+    path = urlsplit(site_url.split(":", 1)[1].split(" #")[0].strip().strip("'\"")).path.strip("/")
+    return f"{path}/" if path else ""
+
+
+def served_wheel(site: Path) -> Path:
+    """The one wheel a built site serves (an assertion error names them when it is not one)."""
+    wheels = sorted(site.glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
