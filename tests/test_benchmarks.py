@@ -84,3 +84,14 @@ def test_the_build_and_serve_benchmarks_state_their_targets():
     ):
         assert "usage:" in run_benchmark(script, "--help")
         assert target in (ROOT / "benchmarks" / script).read_text()
+
+
+def test_code_shape_counts_lines_of_modules_functions_and_classes(tmp_path):
+    module = tmp_path / "module.py"
+    body = "".join(f"    x{i} = {i}\n" for i in range(70))
+    module.write_text(f"def long():\n{body}\n\nclass Small:\n    pass\n")
+    lines = run_benchmark("code_shape.py", str(tmp_path)).splitlines()
+    assert lines[0] == "1 modules, 75 lines"
+    assert f"    71  {module}:1 long" in lines
+    assert f"     2  {module}:74 Small" in lines
+    assert lines[-1] == "modules over 250 lines: 0; functions over 60 lines: 1 (missed)"
