@@ -10,7 +10,7 @@ compared; an HTML page block by block (``div.exec-block[data-exec-id]``), then t
 naming the page, the block and the first line that differs.
 
 Outputs declared as timings (``expected_to_change`` in ``execution-record.json``: the blocks of
-a ``quiet="yes"`` session) are compared only for what is not a timing (``compare.py``).
+a ``timed="yes"`` session) are compared only for what is not a timing (``compare.py``).
 """
 
 from __future__ import annotations

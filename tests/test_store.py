@@ -107,7 +107,7 @@ def test_the_execution_cache_misses_on_a_fault_and_says_corrupt(tmp_path, lines)
 def test_entries_are_group_readable_not_0600(files, monkeypatch):
     umask = os.umask(0o022)
     os.umask(umask)
-    assert store_module._read_umask() == umask  # the mode a plain open() would give
+    assert store_module.read_umask() == umask  # the mode a plain open() would give
     monkeypatch.setattr(store_module, "_UMASK", 0o022)
     Cache("wheel", files).write(KEY, b"PK\x03\x04")
     mode = stat.S_IMODE(files.path("wheel", KEY).stat().st_mode)
