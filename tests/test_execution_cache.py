@@ -1,4 +1,4 @@
-"""The execution cache never serves a stale output (build_support/cache.py, runner.py).
+"""The execution cache never serves a stale output (build_support/cache.py, blocks.py).
 
 Every build here runs in a throw-away copy of the project (docs, hooks, the ``examples``
 package, build_support, uv.lock), first on ``PYTHONPATH`` so that the copy's package is the
