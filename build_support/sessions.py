@@ -1,5 +1,6 @@
-"""markdown-exec sessions as one run each: read from the page before it renders, and their
-outputs put into the page once the whole session is known.
+"""markdown-exec sessions, the data: each session's blocks read from the page's Markdown before
+it renders (``fences``), and the slots its outputs go into (``Session``, ``Slot``). How a build
+runs them, one cache entry and one run per session: ``session_runs.py``.
 
 Blocks of a session share their globals, so a session is one cache entry, keyed on all of its
 code (``fences`` reads it from the page's Markdown, snippets expanded by pymdownx.snippets as

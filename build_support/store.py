@@ -171,9 +171,6 @@ class FileStore(Store):
                     continue
         return found
 
-    def size_bytes(self, cache: str = "*") -> int:
-        return sum(stat.st_size for _, stat in self.entries(cache))
-
     def prune(self, limit_bytes: int = LIMIT_BYTES) -> int:
         entries = self.entries()
         now, removed = time.time(), 0
