@@ -88,3 +88,13 @@ def test_the_blocks_that_time_are_the_timed_blocks():
     timed = [line for line in page.splitlines() if 'timed="yes"' in line]
     ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in timed}
     assert ids == {"p5-9-1-turnaround-table", "p5-9-1-settings-sweep"}
+
+
+def test_the_hooks_run_in_the_order_hooks_execution_py_names():
+    """execution.py first (its sessions' outputs are in the page before any other hook reads
+    it), wheel after notebook_download (it fills in the .ipynb that one writes)."""
+    config = (ROOT / "mkdocs.yml").read_text()
+    listed = config.split("\nhooks:\n", 1)[1].split("\n\n", 1)[0]
+    hooks = re.findall(r"^  - hooks/(\w+)\.py", listed, re.MULTILINE)
+    assert hooks[0] == "execution"
+    assert hooks.index("notebook_download") < hooks.index("wheel")
