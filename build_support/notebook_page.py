@@ -25,7 +25,8 @@ from .notebook_runs import executed_notebook
 if TYPE_CHECKING:
     from .runner import Build
 
-RENDERING_TOOLS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
+# What turns an executed notebook into its page: their versions are in the page's key.
+NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
 
 
 def render_notebook_page(
@@ -42,7 +43,7 @@ def render_notebook_page(
         "notebook": digest(text),
         "options": digest(canonical(dict(jupyter))),
         "tools": build.environment.tools,
-        "renderer": tool_versions(RENDERING_TOOLS, build.environment.installed),
+        "renderer": tool_versions(NOTEBOOK_RENDERERS, build.environment.installed),
     }
     found = build.cache.look_up(ingredients)
     if found.entry is not None:
