@@ -74,7 +74,14 @@ def execute(
     }, failed
 
 
-def run_record(build: Build, options, ran: bool, reasons, block, timed: bool) -> Run:
+def run_record(
+    build: Build,
+    options: dict[str, Any],
+    ran: bool,
+    reasons: list[str],
+    block: dict[str, Any],
+    timed: bool,
+) -> Run:
     """The block's run (its seconds 0 until set: none when reused)."""
     return Run(
         page=build.page,

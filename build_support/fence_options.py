@@ -28,3 +28,8 @@ def own_ingredients(options: dict[str, Any]) -> dict[str, str]:
     """A block's own part of its key: its code and its options."""
     plain = {name: value for name, value in options.items() if name not in ("code", "md")}
     return {"source": digest(options["code"]), "options": digest(canonical(plain))}
+
+
+def own_digest(options: dict[str, Any]) -> str:
+    """``own_ingredients`` as one digest: stored with each block of a session's entry."""
+    return digest(canonical(own_ingredients(options)))

@@ -21,8 +21,8 @@ from .blocks import (
     note_shown,
     run_record,
 )
-from .cache import Found, canonical, digest, key_of
-from .fence_options import is_timed, own_ingredients
+from .cache import Found, digest, key_of
+from .fence_options import is_timed, own_digest
 from .ingredients import expand_snippets
 from .runs import Run
 from .sessions import Session, Slot, fences, forget_globals
@@ -68,7 +68,7 @@ def format_in_session(build: Build, language: str, options: dict[str, Any]) -> t
     if position >= len(session.codes):  # a block the page's Markdown did not show
         session.failed = True  # never stored: the entry would not match the page
         session.reasons = session.reasons or [NOT_READ]
-    if stored is not None and stored["own"] == digest(canonical(own_ingredients(options))):
+    if stored is not None and stored["own"] == own_digest(options):
         measured = session.entry.get("measured") if is_timed(options) else None
         slot.html = measured_caption(measured, reused=True) + stored["html"]
         slot.ran_on = stored["ran_on"]
@@ -80,7 +80,14 @@ def format_in_session(build: Build, language: str, options: dict[str, Any]) -> t
     return slot.output_token, run
 
 
-def _run_block(build: Build, session: Session, language, options, slot: Slot, position) -> None:
+def _run_block(
+    build: Build,
+    session: Session,
+    language: str,
+    options: dict[str, Any],
+    slot: Slot,
+    position: int,
+) -> None:
     """Run this block; first the earlier ones again, when their outputs were reused."""
     name = options["session"]
     if session.entry is not None:  # earlier blocks were reused from the stored run
@@ -102,12 +109,14 @@ def _run_from_start(build: Build, session: Session, language: str, name: str) ->
         _run_in_session(build, session, language, earlier, slot)
 
 
-def _run_in_session(build: Build, session: Session, language, options, slot: Slot) -> None:
+def _run_in_session(
+    build: Build, session: Session, language: str, options: dict[str, Any], slot: Slot
+) -> None:
     timed = is_timed(options)
     with reads.recorded() as opened:
         block, failed = execute(build, language, options, timed)
     session.reads |= reads.digests(opened, build.project_root)
-    block["own"] = digest(canonical(own_ingredients(options)))
+    block["own"] = own_digest(options)
     session.failed |= failed
     session.blocks.append(block)
     measured = measured_now() if timed and not failed else None
