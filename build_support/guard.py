@@ -37,7 +37,8 @@ from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
 
 from . import limits
-from .cache import examples_package_dir
+from .environment import examples_package_dir
+from .fence_options import block_id
 
 # The slowest block today takes ~1.2 s (a fresh build of this 2-core machine), the largest
 # output is ~20 KB of HTML: both limits leave room for a slower machine and a bigger chart.
@@ -119,8 +120,7 @@ def run(
 ) -> tuple[str, bool]:
     """Run one block with markdown-exec's ``formatter``; return its HTML and whether it failed
     (under serve, the HTML is then the failure). Raises ``BlockFailed`` outside serve."""
-    block_id = options.get("id") or "(no id)"
-    failure = _run(formatter, options, page, block_id)
+    failure = _run(formatter, options, page, block_id(options))
     if not isinstance(failure, Failure):
         return failure, False  # the block's output
     if not serving():

@@ -21,7 +21,7 @@ modules that only read what was built (``NOT_IN_ENTRIES``).
 
 Snippets included into a block (``--8<--``) are in its key through its code: pymdownx.snippets
 expands them before markdown-exec sees the block, and ``expand_snippets`` does the same for the
-pre-parse of a session (``runner.Build.read_sessions``).
+pre-parse of a session (``session_runs.read_sessions``).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ NOT_IN_ENTRIES = {"build_command.py", "check_cache.py", "compare.py", "record.py
 
 
 def build_code() -> dict[str, bytes]:
-    """``build_support/runner.py`` -> its bytes, for every module of the build's own code that
+    """``build_support/blocks.py`` -> its bytes, for every module of the build's own code that
     can change what an entry holds (a new module is, until listed in ``NOT_IN_ENTRIES``)."""
     here = Path(__file__).resolve().parent
     paths = sorted(path for path in here.glob("*.py") if path.name not in NOT_IN_ENTRIES)

@@ -103,13 +103,11 @@ def execute_notebook(
             on_cell_start=on_cell_start,
             on_cell_executed=on_cell_executed,
         ).execute()
-    except CellTimeoutError as error:
+    except (CellTimeoutError, CellExecutionError) as error:
         index = current["index"]
         cell = _cell_name(notebook.cells[index], index + 1)
-        raise NotebookError(f"{name}: {cell} did not finish within {timeout_s:g} s") from error
-    except CellExecutionError as error:
-        index = current["index"]
-        cell = _cell_name(notebook.cells[index], index + 1)
+        if isinstance(error, CellTimeoutError):
+            raise NotebookError(f"{name}: {cell} did not finish within {timeout_s:g} s") from error
         raise NotebookError(f"{name}: {cell} failed:\n{error}") from error
     finally:
         cells_done.set()

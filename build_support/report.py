@@ -6,10 +6,9 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from . import ingredients
-from .cache import Environment
+from .environment import Environment
 from .record import Drift
-from .runner import Run
+from .runs import Run
 
 REPORT_PAGE = "build-report.md"
 TABLE_SLOT = '<div class="build-report-slot"></div>'
@@ -24,8 +23,8 @@ search:
 What the last build executed: every `python exec` block and every notebook, with its page and
 its `id`, whether this build ran it or reused the output stored in the execution cache, why it
 ran, the seconds it took and where it ran. An output is reused only when nothing it depends on
-has changed: every ingredient of its key is listed below the table (`build_support/cache.py`,
-`build_support/ingredients.py`); `make check-cache` builds with the cache and fresh and
+has changed: every ingredient of its key is listed below the table
+(`build_support/environment.py`); `make check-cache` builds with the cache and fresh and
 compares the two.
 Notebooks run in the
 background, beside the pages' blocks: their seconds overlap the blocks' seconds, so the total
@@ -103,51 +102,10 @@ def _drift_html(drift: Drift) -> str:
     )
 
 
-def key_ingredients(environment: Environment, config=None) -> list[tuple[str, str]]:
-    """(ingredient, its value in this build) for every ingredient of the execution cache's key."""
-    package = [name for name in environment.package if "/" in name]
-    appended = {name: value for name, value in environment.rendering.items() if "/" in name}
-    extensions = ", ".join(map(str, config.markdown_extensions)) if config else "(not read)"
-    extensions += f" (with their options: {environment.rendering.get('markdown', '')[:12]})"
-    ignored = "; ".join(f"{name}: {why}" for name, why in ingredients.IGNORED_VARIABLES.items())
-    rows = [
-        ("code", "a block's source and options; a session: all its blocks, snippets expanded"),
-        ("examples package (code that uses it)", f"{len(package)} files, recordings included"),
-        ("uv.lock", environment.lock[:12]),
-        ("Python", environment.python),
-        ("executing tools", environment.tools),
-        ("the build's own code", ", ".join(environment.build_code) or "(none)"),
-        ("Markdown extensions and options (blocks)", extensions),
-        ("rendering tools (blocks)", environment.rendering.get("rendering tools", "(not read)")),
-    ]
-    rows += [(f"{name} (appended to every page)", value[:12]) for name, value in appended.items()]
-    rows += [
-        ("backend label (code that uses jax or examples)", environment.backend),
-        (
-            "environment variables (code that uses jax or examples)",
-            f"{_prefixes(ingredients.JAX_VARIABLES)}; set: {environment.jax_variables}",
-        ),
-        (
-            "environment variables (every block)",
-            f"{_prefixes(ingredients.NUMERIC_VARIABLES)}; set: {environment.numeric_variables}",
-        ),
-        ("left out on purpose", ignored),
-        (
-            "files the block read while it ran (stored with the output, checked before reuse)",
-            "any opened for reading but Python's own, compiled modules, /proc, /sys, /dev",
-        ),
-    ]
-    return rows
-
-
-def _prefixes(names: tuple[str, ...]) -> str:
-    return ", ".join(name + "*" if name.endswith("_") else name for name in names)
-
-
 def key_html(environment: Environment, config=None) -> str:
     rows = "\n".join(
         f"<tr><td>{html.escape(name)}</td><td>{html.escape(value)}</td></tr>"
-        for name, value in key_ingredients(environment, config)
+        for name, value in environment.described(config)
     )
     return (
         '<h2 id="the-key">What the cache\'s key holds</h2>\n'

@@ -1,5 +1,6 @@
-"""markdown-exec sessions as one run each: read from the page before it renders, and their
-outputs put into the page once the whole session is known.
+"""markdown-exec sessions, the data: each session's blocks read from the page's Markdown before
+it renders (``fences``), and the slots its outputs go into (``Session``, ``Slot``). How a build
+runs them, one cache entry and one run per session: ``session_runs.py``.
 
 Blocks of a session share their globals, so a session is one cache entry, keyed on all of its
 code (``fences`` reads it from the page's Markdown, snippets expanded by pymdownx.snippets as
@@ -17,6 +18,9 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from .cache import Found
+from .fence_options import is_timed
 
 # A fence that markdown-exec executes in a session: its header line, then its code.
 _SESSION_FENCE = re.compile(
@@ -37,13 +41,6 @@ def fences(markdown: str) -> Iterator[tuple[str, str, str]]:
         yield match["session"], match["header"].strip(), code.rstrip("\n")
 
 
-def is_timed(header_or_options: str | dict[str, Any]) -> bool:
-    """A ``quiet="yes"`` block: a timing (expected to change from build to build)."""
-    if isinstance(header_or_options, dict):
-        return (header_or_options.get("extra") or {}).get("quiet") == "yes"
-    return 'quiet="yes"' in header_or_options
-
-
 def forget_globals(name: str) -> None:
     """Start markdown-exec's session ``name`` with empty globals. markdown-exec keeps them per
     process and name: without this, a session run under ``mkdocs serve`` would see the names a
@@ -61,7 +58,7 @@ class Slot:
     ran_on_token: str
     html: str = ""
     ran_on: str = ""
-    run: Any = None  # the block's runner.Run, completed when filled
+    run: Any = None  # the block's runs.Run, completed when filled
 
 
 @dataclass
@@ -73,9 +70,7 @@ class Session:
     position: int = 0  # blocks of it formatted so far
     entry: dict[str, Any] | None = None  # reused from the cache when set
     reasons: list[str] = field(default_factory=list)
-    key: str = ""
-    identity: str = ""
-    ingredients: dict[str, str] = field(default_factory=dict)
+    found: Found | None = None  # its look-up in the cache, at its first block
     blocks: list[dict[str, Any]] = field(default_factory=list)  # what this build ran
     options_seen: list[dict[str, Any]] = field(default_factory=list)
     slots: list[Slot] = field(default_factory=list)

@@ -46,8 +46,9 @@ STALE_TEMP_S = 3600  # a temporary file this old was left by a writer that died
 _KEY = re.compile(r"[0-9A-Za-z_-]{8,128}")
 
 
-def _read_umask() -> int:
-    # Linux shows it; elsewhere set-and-restore (briefly 0 for the whole process: import time).
+def read_umask() -> int:
+    """The process's umask, which gives an entry the mode any file the build writes gets.
+    Linux shows it; elsewhere set-and-restore (briefly 0 for the whole process: import time)."""
     with contextlib.suppress(OSError, ValueError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"):
@@ -57,7 +58,7 @@ def _read_umask() -> int:
     return umask
 
 
-_UMASK = _read_umask()
+_UMASK = read_umask()
 
 
 class StoreError(Exception):
@@ -169,9 +170,6 @@ class FileStore(Store):
                 except OSError:
                     continue
         return found
-
-    def size_bytes(self, cache: str = "*") -> int:
-        return sum(stat.st_size for _, stat in self.entries(cache))
 
     def prune(self, limit_bytes: int = LIMIT_BYTES) -> int:
         entries = self.entries()

@@ -1,7 +1,12 @@
 """The one hook for execution: maps MkDocs' events onto ``build_support`` (runner, cache,
 notebooks, record, report). Every ``python exec`` block and every notebook is run or reused by
-``build_support.runner``; nothing else wraps markdown-exec's formatters, so no hook order
-matters. See ``build_support/`` for what each part does.
+``build_support.runner``'s ``Build``; nothing else wraps markdown-exec's formatters.
+
+Hook order matters, and mkdocs.yml keeps it: this hook comes first, so that its
+``on_page_content`` writes each session's outputs into the page before the hooks after it read
+the page's HTML (line_anchors numbers the listings' lines, notebook_trim and wheel rewrite it);
+its ``on_pre_page`` runs after mkdocs-jupyter's, as every hook runs after the plugins; and
+``wheel`` comes after ``notebook_download``, whose ``.ipynb`` it fills in on_post_page.
 """
 
 from __future__ import annotations

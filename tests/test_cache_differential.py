@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from build_support import runner
+from build_support import blocks, runner, session_runs
 from build_support.cache import ExecutionCache
 from build_support.check_cache import check
 from build_support.store import FileStore
@@ -218,8 +218,8 @@ def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path,
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("FRESH", raising=False)
     runner.install_formatters()
-    monkeypatch.setitem(runner._originals, "python", formatter)
-    monkeypatch.setattr(runner, "forget_globals", lambda name: None)  # no markdown-exec run
+    monkeypatch.setitem(blocks.original_formatters, "python", formatter)
+    monkeypatch.setattr(session_runs, "forget_globals", lambda name: None)  # no markdown-exec run
     markdown = (
         '```python exec="on" session="s"\nA\n```\n\n```python exec="on" session="s"\nB\n```\n'
     )

@@ -1,4 +1,4 @@
-"""The execution cache never serves a stale output (build_support/cache.py, runner.py).
+"""The execution cache never serves a stale output (build_support/cache.py, blocks.py).
 
 Every build here runs in a throw-away copy of the project (docs, hooks, the ``examples``
 package, build_support, uv.lock), first on ``PYTHONPATH`` so that the copy's package is the
@@ -282,7 +282,7 @@ def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_
         fences = EXEC_FENCE.findall((project / "docs" / f"{SECTION_PAGE}.md").read_text())
         assert [block["data-exec-id"] for block in blocks] == fences  # each once
         assert soup.select("div.exec-block div.exec-block") == []  # wrapped once
-        timed = page_md.read_text().count('quiet="yes"')  # each timed block: one caption
+        timed = page_md.read_text().count('timed="yes"')  # each timed block: one caption
         assert timed >= 1 and len(soup.select("p.measured-label")) == timed  # captioned once
         for block in blocks:
             assert len(block.select("p.run-label")) <= 1
@@ -340,7 +340,7 @@ def a_build(tmp_path, monkeypatch):
 def test_a_failing_block_is_never_stored(a_build, monkeypatch):
     import markdown
 
-    from build_support import guard, runner
+    from build_support import blocks, guard
 
     # As under mkdocs serve, where a failure shows in the page and the build goes on (elsewhere
     # it fails the build: tests/test_block_guard.py); markdown-exec's own formatter runs it.
@@ -350,7 +350,7 @@ def test_a_failing_block_is_never_stored(a_build, monkeypatch):
         a_build.format_block("python", dict(block))
     assert [(run.ran, run.reasons) for run in a_build.runs] == [(True, ["no cache entry"])] * 2
 
-    monkeypatch.setitem(runner._originals, "python", lambda **options: "<p>fine</p>")
+    monkeypatch.setitem(blocks.original_formatters, "python", lambda **options: "<p>fine</p>")
     for _ in range(2):
         a_build.format_block("python", dict(block))
     assert [run.ran for run in a_build.runs[2:]] == [True, False]

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from build_support import notebooks, runner
+from build_support import blocks, notebooks, runner
 from testkit.project import ROOT, SECTION_PAGE
 
 
@@ -23,26 +23,26 @@ def a_notebook_still_running(a_build, monkeypatch):
     a_build.notebook_runs["notebooks/a.py"] = run
     ran = []
     monkeypatch.setitem(
-        runner._originals, "python", lambda **options: ran.append(options["id"]) or ""
+        blocks.original_formatters, "python", lambda **options: ran.append(options["id"]) or ""
     )
     yield a_build, run.cells_done, ran
     run.cells_done.set()
 
 
-def test_a_quiet_block_waits_for_the_notebooks_and_others_do_not(a_notebook_still_running):
+def test_a_timed_block_waits_for_the_notebooks_and_others_do_not(a_notebook_still_running):
     build, cells_done, ran = a_notebook_still_running
     options = {"code": "x = 1", "id": "plain", "extra": {}}
-    build._execute("python", options, timed=False)
+    blocks.execute(build, "python", options, timed=False)
     assert ran == ["plain"]  # ran at once, beside the notebook
 
-    timed = {"code": "x = 1", "id": "timed", "extra": {"quiet": "yes"}}
-    quiet = threading.Thread(target=build._execute, args=("python", timed, True))
-    quiet.start()
-    quiet.join(timeout=0.3)
-    assert quiet.is_alive() and ran == ["plain"]  # still waiting for the notebook's cells
+    timed = {"code": "x = 1", "id": "timed", "extra": {"timed": "yes"}}
+    waiting = threading.Thread(target=blocks.execute, args=(build, "python", timed, True))
+    waiting.start()
+    waiting.join(timeout=0.3)
+    assert waiting.is_alive() and ran == ["plain"]  # still waiting for the notebook's cells
 
     cells_done.set()  # the last cell has run; the kernel may still be stopping
-    quiet.join(timeout=10)
+    waiting.join(timeout=10)
     assert ran == ["plain", "timed"]
 
 
@@ -82,8 +82,18 @@ def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
         assert "formatters[" not in hook.read_text(), hook
 
 
-def test_the_blocks_that_time_are_the_quiet_blocks():
+def test_the_blocks_that_time_are_the_timed_blocks():
     page = (ROOT / "docs" / f"{SECTION_PAGE}.md").read_text()
-    quiet = [line for line in page.splitlines() if 'quiet="yes"' in line]
-    ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in quiet}
+    timed = [line for line in page.splitlines() if 'timed="yes"' in line]
+    ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in timed}
     assert ids == {"p5-9-1-turnaround-table", "p5-9-1-settings-sweep"}
+
+
+def test_the_hooks_run_in_the_order_hooks_execution_py_names():
+    """execution.py first (its sessions' outputs are in the page before any other hook reads
+    it), wheel after notebook_download (it fills in the .ipynb that one writes)."""
+    config = (ROOT / "mkdocs.yml").read_text()
+    listed = config.split("\nhooks:\n", 1)[1].split("\n\n", 1)[0]
+    hooks = re.findall(r"^  - hooks/(\w+)\.py", listed, re.MULTILINE)
+    assert hooks[0] == "execution"
+    assert hooks.index("notebook_download") < hooks.index("wheel")

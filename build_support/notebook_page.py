@@ -1,0 +1,82 @@
+"""A notebook's page: rendered by mkdocs-jupyter from the executed notebook, or reused from the
+execution cache for the same executed notebook and the same plugin options (nbconvert compiles
+its templates on every call: half a second of every rebuild).
+
+mkdocs-jupyter (0.26) renders in a ``render`` method it puts on the page in its own
+``on_pre_page``; that method converts the file at ``page.file.abs_src_path``, a name it reads
+from its closure, and has no parameter for another file. So the executed copy is rendered by
+pointing that attribute at it for the length of the call (``_rendered_from``). The other way,
+calling its ``convert.nb2html`` and its TOC reader ourselves, would copy its dozen options and
+its title rule: more of its internals, not fewer. mkdocs-jupyter's own cache stays off
+(``cache: false`` in mkdocs.yml): it keys on the source alone, not on the ``examples`` package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .cache import canonical, digest
+from .environment import tool_versions
+from .notebook_runs import executed_notebook
+
+if TYPE_CHECKING:
+    from .runner import Build
+
+# What turns an executed notebook into its page: their versions are in the page's key.
+NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
+
+
+def render_notebook_page(
+    build: Build, page, render: Callable, config, files, scratch: Path
+) -> None:
+    """Set the page's content, table of contents and title: reused, or rendered by
+    mkdocs-jupyter's ``render`` from the executed notebook (written under ``scratch``)."""
+    import nbformat
+    from mkdocs.structure.toc import get_toc
+
+    text = nbformat.writes(executed_notebook(build, page.file.src_uri))
+    jupyter = config.plugins["mkdocs-jupyter"].config
+    ingredients = {
+        "notebook": digest(text),
+        "options": digest(canonical(dict(jupyter))),
+        "tools": build.environment.tools,
+        "renderer": tool_versions(NOTEBOOK_RENDERERS, build.environment.installed),
+    }
+    found = build.cache.look_up(ingredients)
+    if found.entry is not None:
+        page.content = found.entry["content"]
+        page.toc = get_toc(found.entry["toc"])
+        if found.entry["title"] is not None:
+            page.title = found.entry["title"]
+        return
+    executed = (scratch / page.file.src_uri).with_suffix(".ipynb")
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    executed.write_text(text)
+    with _rendered_from(page, executed):
+        render(config, files)
+    title = page.title if isinstance(page.title, str) else None
+    stored = {"content": page.content, "toc": [_toc_token(link) for link in page.toc]}
+    build.cache.keep(found, stored | {"title": title})
+
+
+@contextlib.contextmanager
+def _rendered_from(page, executed: Path) -> Iterator[None]:
+    """mkdocs-jupyter's ``render`` reads the executed copy (see the module's notes)."""
+    source = page.file.abs_src_path
+    page.file.abs_src_path = str(executed)
+    try:
+        yield
+    finally:
+        page.file.abs_src_path = source
+
+
+def _toc_token(link) -> dict[str, Any]:
+    return {
+        "level": link.level,
+        "id": link.id,
+        "name": link.title,
+        "children": [_toc_token(child) for child in link.children],
+    }

@@ -1,0 +1,105 @@
+"""What a build does with its notebooks (their execution: ``notebooks.py``): each one looked up
+in the cache at the start of the build, or started in the background; timed blocks wait for
+their cells; each page's executed notebook handed to its renderer, then recorded as a ``Run``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import notebooks
+from .cache import canonical, digest
+from .runs import Run
+
+if TYPE_CHECKING:
+    from .runner import Build
+
+_PRINTED_LABEL = re.compile(r"computed on [^<\n]+")
+
+
+def start_notebooks(build: Build, pages: list[tuple[str, Path]], kernel_name: str) -> None:
+    """Each notebook (``src_uri``, its path) reused from the cache, or run in the background;
+    a run's notebook is stored once its cells have all run."""
+    import nbformat
+
+    for src_uri, path in pages:
+        source = path.read_text()
+        ingredients = build.environment.ingredients(
+            source, source=digest(source), kernel=kernel_name
+        )
+        run = notebooks.NotebookRun(src_uri, result=None)  # type: ignore[arg-type]
+        build.notebook_runs[src_uri] = run
+        found = build.cache.look_up(ingredients, identity=src_uri)
+        if found.entry is not None:
+            run.ran = False
+            notebooks.done(run, nbformat.reads(found.entry["notebook"], as_version=4))
+            continue
+        run.reasons = found.reasons
+
+        def keep(notebook, seconds, found=found):
+            build.cache.keep(found, {"notebook": nbformat.writes(notebook), "seconds": seconds})
+
+        notebooks.start(path, kernel_name, run, keep)
+
+
+def wait_for_notebooks(build: Build) -> None:
+    """Until every notebook's cells have run."""
+    for run in build.notebook_runs.values():
+        run.cells_done.wait()
+
+
+def executed_notebook(build: Build, src_uri: str):
+    """The notebook of page ``src_uri`` with its outputs; a failed run fails the build."""
+    from mkdocs.exceptions import PluginError
+
+    run = build.notebook_runs[src_uri]
+    try:
+        return run.result.result()
+    except notebooks.NotebookError as error:
+        raise PluginError(f"notebook {src_uri} failed to execute: {error}") from error
+    except Exception as error:
+        raise PluginError(f"notebook {src_uri} failed to execute:\n{error}") from error
+
+
+def record_notebook(build: Build, src_uri: str, content: str) -> None:
+    """The notebook's run, with where its kernel said it ran (its page's ``content``)."""
+    run = build.notebook_runs[src_uri]
+    notebook = run.result.result()
+    outputs = [cell.get("outputs", []) for cell in notebook.cells if cell.cell_type == "code"]
+    printed = _PRINTED_LABEL.search(content)
+    ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
+    build.runs.append(
+        Run(
+            page=src_uri,
+            block_id=src_uri,
+            ran=run.ran,
+            reasons=run.reasons,
+            seconds=run.seconds,
+            ran_on=ran_on,
+            kind="notebook",
+            output_digest=digest(canonical(_without_counts(outputs))),
+        )
+    )
+
+
+def finish_notebooks(build: Build) -> None:
+    """Wait for every kernel: one left running would outlive the build."""
+    for run in build.notebook_runs.values():
+        if run.result is not None:
+            with contextlib.suppress(Exception):  # reported by the page that renders it
+                run.result.result()
+
+
+def _without_counts(outputs: list) -> list:
+    """Notebook outputs as the reader sees them: without execution counts (a cell's printed
+    text is one stream already: ``notebooks.merged_streams``)."""
+    return [
+        notebooks.merged_streams(
+            [{k: v for k, v in output.items() if k != "execution_count"} for output in cell]
+        )
+        for cell in outputs
+    ]
