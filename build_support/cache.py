@@ -38,10 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ingredients as extra
-from . import named_cache, store
-
-FRESH_ENV = "FRESH"
-"""``FRESH=1`` (``make build FRESH=1``): run everything; the results still refresh the cache."""
+from . import named_cache, settings, store
 
 EXECUTING_TOOLS = (
     "markdown-exec",
@@ -61,7 +58,7 @@ _USES_JAX = re.compile(r"\b(?:jax|examples)\b")
 
 
 def fresh() -> bool:
-    return os.environ.get(FRESH_ENV, "") not in ("", "0")
+    return settings.current().fresh
 
 
 def digest(data: bytes | str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import shutil
 import sys
 import tempfile
@@ -20,7 +19,7 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from build_support import guard, record, report, runner
+from build_support import guard, record, report, runner, settings
 
 log = logging.getLogger("mkdocs.hooks.execution")
 
@@ -103,7 +102,7 @@ def on_post_page(output, page, config):
 
 
 def _drift(build, project_root: Path):
-    version = os.environ.get(record.PUBLISH_VERSION_ENV)
+    version = settings.current(project_root).deployed_version
     if not version:
         return None  # only `make publish` compares with the previous version
     previous, outputs = record.previous_outputs(project_root, version)
@@ -116,7 +115,7 @@ def on_post_build(config):
     drift = _state["drift"] or record.Drift(None)
     record.write(
         Path(config.site_dir),
-        os.environ.get(record.PUBLISH_VERSION_ENV, ""),
+        settings.of(config).deployed_version or "",
         build.outputs(),
         drift,
     )

@@ -44,6 +44,8 @@ plugins:
       execute: false
 hooks:
   - {ROOT / "hooks" / "execution.py"}
+extra:
+  build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR}}
 """
 
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from build_support import notebooks, runner
+from build_support import notebooks, runner, section, settings
 
 from .helpers import ROOT
 
@@ -71,8 +71,8 @@ def test_a_hanging_cell_fails_naming_the_notebook_and_the_cell(tmp_path):
     assert "hangs.py: cell 2 (import time) did not finish within 2 s" in str(error.value)
 
 
-def test_the_default_cell_timeout_is_far_below_the_tests_build_timeout():
-    assert notebooks.CELL_TIMEOUT_S * 5 <= 600  # tests' mkdocs_build timeout
+def test_the_cell_timeout_is_far_below_the_tests_build_timeout():
+    assert settings.read(ROOT).cell_timeout_s * 5 <= 600  # tests' mkdocs_build timeout
 
 
 def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
@@ -84,7 +84,7 @@ def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
 
 
 def test_the_blocks_that_time_are_the_quiet_blocks():
-    page = (ROOT / "docs/p5-9-1-gpus-and-parallel-processing.md").read_text()
+    page = (ROOT / section.page_path()).read_text()
     quiet = [line for line in page.splitlines() if 'quiet="yes"' in line]
     ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in quiet}
     assert ids == {"p5-9-1-turnaround-table", "p5-9-1-settings-sweep"}
