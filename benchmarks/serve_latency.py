@@ -21,10 +21,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from build_support import section
 from build_support.site_tools import BUILD_ENV, copy_env, copy_project
 
 MAX_RATIO = 2.0
-SECTION = "p5-9-1-gpus-and-parallel-processing"
 SENTENCE = "The following analogy is the safest one."
 
 
@@ -96,8 +96,8 @@ def main() -> None:
             Site(
                 "this site",
                 project,
-                project / "docs" / f"{SECTION}.md",
-                f"{SECTION}/",
+                project / section.page_path(),
+                f"{section.page_name()}/",
                 SENTENCE,
                 copy_env(project) | {"FRESH": ""},
             ),
