@@ -5,13 +5,16 @@ hooks have no options of their own) and validated by MkDocs' own config machiner
 validates its plugins' options: a wrong value or an unknown option fails the build, naming the
 option. ``hooks/settings.py`` validates them when the build starts (``use``). Where a tool
 outside MkDocs sets an option, mkdocs.yml reads it from the environment (``!ENV``); ``ENV_VARS``
-lists those variables. Code reads the settings here only: ``of(config)`` in a hook, ``current()``
-anywhere else; outside a build (``python -m build_support.store clear``, check-cache, the
-tests) ``current`` reads the project's mkdocs.yml as MkDocs does, so both get the same values.
+lists those variables. The version mike deploys is mike's to say, not an option
+(``deployed_version()``). Code reads the settings here only: ``of(config)`` in a hook,
+``current()`` anywhere else; outside a build (``python -m build_support.store clear``,
+check-cache, the tests) ``current`` reads the project's mkdocs.yml as MkDocs does, so both get
+the same values.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,13 +76,17 @@ class BuildSettings(base.Config):
     cell_timeout_s = Seconds(default=60)
     """A notebook cell running longer than this fails the build, naming the cell."""
 
-    deployed_version = c.Optional(c.Type(str))
-    """The version folder ``mike deploy`` builds the site for; unset in any other build. Set by
-    mike (``make publish``): the install line, the version selector and the drift report."""
 
-
-ENV_VARS = {"fresh": "FRESH", "cache_dir": ROOT_ENV, "deployed_version": docs_version_var}
+ENV_VARS = {"fresh": "FRESH", "cache_dir": ROOT_ENV}
 """The options a tool outside MkDocs sets, and the variable mkdocs.yml reads each from."""
+
+
+def deployed_version() -> str | None:
+    """The version folder ``mike deploy`` builds the site for (``make publish``), None in any
+    other build: the install line, the version selector and the drift report follow it. mike
+    sets ``MIKE_DOCS_VERSION`` for the build it starts, after it has read mkdocs.yml (an ``!ENV``
+    there would find it unset), and its own plugin reads it from the environment too."""
+    return os.environ.get(docs_version_var) or None
 
 
 def validated(values: Any, config_file_path: str | None) -> BuildSettings:

@@ -102,7 +102,7 @@ def on_post_page(output, page, config):
 
 
 def _drift(build, project_root: Path):
-    version = settings.current(project_root).deployed_version
+    version = settings.deployed_version()
     if not version:
         return None  # only `make publish` compares with the previous version
     previous, outputs = record.previous_outputs(project_root, version)
@@ -115,7 +115,7 @@ def on_post_build(config):
     drift = _state["drift"] or record.Drift(None)
     record.write(
         Path(config.site_dir),
-        settings.of(config).deployed_version or "",
+        settings.deployed_version() or "",
         build.outputs(),
         drift,
     )

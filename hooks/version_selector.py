@@ -3,9 +3,8 @@
 Material's selector (``extra.version.provider: mike``) fetches ``versions.json`` from the folder
 above the site; mike writes that file when it deploys a version. Any other build (``make build``,
 ``make serve``) has no such file and no other version to offer: the request would 404 and log a
-console error on every page. mike builds each version with ``MIKE_DOCS_VERSION`` set (the
-``deployed_version`` setting, build_support/settings.py), so every other build leaves the
-selector out.
+console error on every page. mike builds each version with ``MIKE_DOCS_VERSION`` set
+(``build_support.settings.deployed_version``), so every other build leaves the selector out.
 """
 
 from __future__ import annotations
@@ -14,6 +13,6 @@ from build_support import settings
 
 
 def on_config(config):
-    if not settings.of(config).deployed_version:
+    if not settings.deployed_version():
         config.extra.pop("version", None)
     return config

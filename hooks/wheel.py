@@ -61,7 +61,7 @@ def version_folder_url(site_url: str, version: str, deployed: str | None) -> str
     """The published address of the version folder, ending in ``/``.
 
     Under ``mike deploy`` the build's ``site_url`` already ends in the folder it deploys
-    (``deployed``, the ``deployed_version`` setting; mike's plugin appends it); that folder must
+    (``deployed``, from ``build_support.settings``; mike's plugin appends it); that folder must
     be the page's version, or the line would install another version's wheel. Under ``mkdocs
     serve`` the wheel is served from the dev server's root, so the line the author previews
     installs it from there.
@@ -86,7 +86,7 @@ def on_config(config):
         version = section.version(project)
     except (OSError, KeyError, ValueError) as error:
         raise PluginError(f"wheel: the section page's version: {error!r}") from None
-    folder_url = version_folder_url(config.site_url, version, settings.of(config).deployed_version)
+    folder_url = version_folder_url(config.site_url, version, settings.deployed_version())
     _inputs.update(project=project, version=version, folder_url=folder_url)
     name = wheel_name(project, version)
     url = f"{folder_url}{name}"

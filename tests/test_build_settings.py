@@ -22,17 +22,16 @@ def test_with_no_variable_set_every_option_has_its_default(no_variables):
     read = settings.read(ROOT)
     assert read.fresh is False
     assert read.cache_dir == str(ROOT / ".cache")
-    assert read.deployed_version is None
     assert read.cell_timeout_s == 60
 
 
 def test_mkdocs_yml_reads_each_option_from_the_variable_its_tool_sets(no_variables, tmp_path):
-    values = {"fresh": "1", "cache_dir": str(tmp_path / "store"), "deployed_version": "v9.1"}
+    values = {"fresh": "1", "cache_dir": str(tmp_path / "store")}
     for option, value in values.items():
         no_variables.setenv(settings.ENV_VARS[option], value)
     read = settings.read(ROOT)
     assert read.fresh is True
-    assert (read.cache_dir, read.deployed_version) == (values["cache_dir"], "v9.1")
+    assert read.cache_dir == values["cache_dir"]
     no_variables.setenv("COURSE_CACHE_DIR", "relative/store")  # relative to mkdocs.yml
     assert settings.read(ROOT).cache_dir == str(ROOT / "relative" / "store")
 
@@ -49,7 +48,7 @@ def test_fresh_as_make_passes_it(no_variables, value, fresh):
         ({"fresh": "maybe"}, r"extra\.build\.fresh: expected true or false"),
         ({"cell_timeout_s": 0}, r"extra\.build\.cell_timeout_s: expected a number of seconds"),
         ({"cell_timeout_s": "60"}, r"extra\.build\.cell_timeout_s: expected a number of seconds"),
-        ({"deployed_version": 1.0}, r"extra\.build\.deployed_version: Expected type"),
+        ({"cache_dir": 1.0}, r"extra\.build\.cache_dir: Expected type"),
         ({"fersh": True}, r"extra\.build\.fersh: Unrecognised configuration name"),
     ],
 )

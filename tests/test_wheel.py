@@ -155,7 +155,7 @@ def test_an_unknown_install_placeholder_fails_and_names_the_page(monkeypatch):
 
 
 def test_mike_must_deploy_the_pages_own_version():
-    folder_url = wheel_hook.version_folder_url  # its last argument: the deployed_version setting
+    folder_url = wheel_hook.version_folder_url  # its last argument: the folder mike deploys
     assert folder_url("https://s.invalid/", "v1", None) == "https://s.invalid/v1/"
     # mike deploys the folder v1: its plugin has appended the folder to site_url already
     assert folder_url("https://s.invalid/v1", "v1", "v1") == "https://s.invalid/v1/"
