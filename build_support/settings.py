@@ -99,7 +99,11 @@ def validated(values: Any, config_file_path: str | None) -> BuildSettings:
     settings = BuildSettings(config_file_path=config_file_path)
     settings.load_dict(values)
     failed, unknown = settings.validate()
-    problems = [f"extra.{KEY}.{key}: {error}" for key, error in [*failed, *unknown]]
+    problems = [
+        f"extra.{KEY}.{key}: {error}"
+        + (f" (mkdocs.yml reads it from ${ENV_VARS[key]})" if key in ENV_VARS else "")
+        for key, error in [*failed, *unknown]
+    ]
     if problems:
         raise ConfigurationError("\n".join(problems))
     return settings

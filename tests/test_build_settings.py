@@ -65,5 +65,8 @@ def test_outside_a_build_the_settings_are_those_of_mkdocs_yml(no_variables, tmp_
 def test_a_build_with_a_wrong_value_fails_at_once_naming_the_option(tmp_path):
     result = mkdocs_build(ROOT / "mkdocs.yml", tmp_path / "site", env={"FRESH": "maybe"})
     assert result.returncode != 0
-    assert "extra.build.fresh: expected true or false (or 1 or 0), got 'maybe'" in result.stderr
+    assert (
+        "extra.build.fresh: expected true or false (or 1 or 0), got 'maybe' "
+        "(mkdocs.yml reads it from $FRESH)"
+    ) in result.stderr
     assert "Executed" not in result.stderr  # stopped before any block ran
