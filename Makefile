@@ -12,21 +12,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 UV_VERSION := 0.13.8
-export NO_MKDOCS_2_WARNING := 1
-# nbconvert (loaded by mkdocs-jupyter) otherwise builds every exporter it knows, PDF and Qt
-# included, just to list their names in its help: 0.3-0.5 s of every build. A documented switch.
-export NBCONVERT_DISABLE_CONFIG_EXPORTERS := 1
 export UV_LINK_MODE := copy
-# Timed comparisons take turns between numpy and JAX; OpenBLAS threads that spin ~0.1 s after
-# each numpy call would slow whichever comes next (see benchmarks/throughput.py). Sleep at once.
-export OPENBLAS_THREAD_TIMEOUT := 4
-# The version is written once, in the section page's front matter; publishing reads it there.
-SECTION_PAGE := docs/p5-9-1-gpus-and-parallel-processing.md
-VERSION := $(shell sed -n 's/^version: *//p' $(SECTION_PAGE) | head -n 1)
+# The switches every build runs with, exported from their one home (each says why it is set):
+# build_support/build_command.py, which check-cache and the tests' builds read too.
+$(foreach switch,$(shell $(PYTHON) -m build_support.build_command env),$(eval export $(switch)))
+# The version is written once, in the section page's front matter (the page: pyproject.toml's
+# [tool.course]); publishing reads it there. Read only by the targets that use it.
+VERSION = $(shell $(PYTHON) -m build_support.section version)
 
 # FRESH=1 (make build FRESH=1): execute every block and notebook, reusing no executed output
 # from the cache store in .cache/ (COURSE_CACHE_DIR elsewhere; the results still refresh it).
-# make publish always does.
+# make publish always does. Both are settings of the build: mkdocs.yml's extra.build.
 FRESH ?=
 
 .PHONY: setup serve build check-cache test test-tools lint bench publish print-version clean
@@ -37,9 +33,9 @@ setup: $(VENV)/.synced node_modules/.installed
 # --compile-bytecode: where PYTHONDONTWRITEBYTECODE is set (CI containers, this sandbox), every
 # build would otherwise compile its ~1,400 imported modules from source: 2.5 s of a 9 s build.
 # The editable install's metadata comes from hatch_build.py, which reads the version from the
-# section page. A page edit does not re-sync (the tests' copies would re-point the editable
+# section page (build_support/section.py). A page edit does not re-sync (the tests' copies would re-point the editable
 # install at themselves); after changing the version, run `uv sync` (or touch pyproject.toml).
-$(VENV)/.synced: pyproject.toml uv.lock hatch_build.py
+$(VENV)/.synced: pyproject.toml uv.lock hatch_build.py build_support/section.py
 	@test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); }
 	$(BIN)/uv sync --locked --compile-bytecode --python $(BIN)/python
 	@touch $@
@@ -109,9 +105,9 @@ bench: build
 # mike runs `mkdocs` from PATH, so the virtual environment goes first on it.
 MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
 publish: setup
-	@test -n "$(VERSION)" || { echo "no 'version:' in $(SECTION_PAGE)'s front matter" >&2; exit 1; }
+	@test -n "$(VERSION)" || { echo "make publish: no version to deploy (see above)" >&2; exit 1; }
 	rm -rf $(STAGING)
-	COURSE_SITE_DIR=$(STAGING) FRESH=1 PUBLISH_VERSION=$(VERSION) \
+	COURSE_SITE_DIR=$(STAGING) FRESH=1 \
 		$(MIKE) deploy --update-aliases $(VERSION) latest || $(DROP_STAGING)
 	@$(SWAP_IN_STAGING)
 	$(MIKE) set-default latest
@@ -122,7 +118,7 @@ print-version:
 
 ## clean: remove the built site and every cache (.cache/; the store's entries at $COURSE_CACHE_DIR)
 # The store's own command deletes only the files of its layout: COURSE_CACHE_DIR may name a
-# folder that holds other things (~/.cache).
+# folder that holds other things (~/.cache). It reads the build's settings, with MkDocs: .venv's.
 clean:
-	$(PYTHON) -m build_support.store clear
+	! test -x $(BIN)/python || $(BIN)/python -m build_support.store clear
 	rm -rf site $(STAGING) site.previous .cache .pytest_cache .ruff_cache .hypothesis

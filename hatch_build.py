@@ -2,8 +2,10 @@
 and the book's expected outputs, put into the wheel when the site build passes them in.
 
 The version is written once, as ``version:`` in the section page (the page header, ``make
-publish`` and mike's version folder read it there too); the wheel takes it from there, so the
-wheel a version folder serves always carries that folder's version.
+publish`` and mike's version folder read it there too); the wheel takes it from there, through
+``build_support/section.py``, the one reader of both, so the wheel a version folder serves always
+carries that folder's version. hatchling builds in an environment of its own, where the project
+is not importable: the reader is loaded by its path.
 
 The expected outputs (``python -m examples verify`` reads them) come from the build's execution
 record, so they exist only once a site build has run every block: ``hooks/wheel.py`` writes them
@@ -13,6 +15,7 @@ to a file outside the source tree and names it in ``COURSE_EXPECTED_OUTPUTS``. N
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -21,7 +24,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 from hatchling.metadata.plugin.interface import MetadataHookInterface
 from packaging.version import Version
 
-SECTION_PAGE = Path("docs") / "p5-9-1-gpus-and-parallel-processing.md"
+SECTION_READER = Path("build_support") / "section.py"
 MKDOCS_CONFIG = Path("mkdocs.yml")
 SECTION = "P5-9.1 'GPUs And Parallel Processing'"
 EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # set by hooks/wheel.py
@@ -30,11 +33,10 @@ EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples
 
 def page_version(root: Path) -> str:
     """The ``version:`` in the section page's front matter, as written (``v2026.07.20``)."""
-    text = (root / SECTION_PAGE).read_text()
-    match = re.search(r"\A---\n.*?^version: *(\S+)$.*?^---$", text, re.MULTILINE | re.DOTALL)
-    if match is None:
-        raise ValueError(f"no 'version:' in the front matter of {SECTION_PAGE}")
-    return match[1]
+    spec = importlib.util.spec_from_file_location("course_section", root / SECTION_READER)
+    section = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(section)
+    return section.version(root)
 
 
 def site_url(root: Path) -> str:

@@ -67,7 +67,7 @@ def main() -> None:
                     config_file_path=str(ROOT / "mkdocs.yml"),
                     theme=SimpleNamespace(dirs=[str(Path(material.__file__).parent / "templates")]),
                 )
-                drawing = hook._Drawing(config)
+                drawing = hook.Drawing(config)
                 if name == "warm draw":
                     hook.svgs_for(drawing, [source], "benchmark")  # make sure it is in the cache
                 start = time.perf_counter()

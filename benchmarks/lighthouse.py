@@ -96,7 +96,7 @@ def lighthouse(url: str, report: Path) -> dict[str, float]:
         "--output=json",
         f"--output-path={report}",
         f"--only-categories={','.join(CATEGORIES)}",
-        "--chrome-flags=--headless=new --no-sandbox",
+        f"--chrome-flags={' '.join(chrome.LAUNCH_ARGS)}",  # as every browser the project drives
     ]
     env = {**os.environ, "CHROME_PATH": str(chrome.find().path)}  # Lighthouse's own variable
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)

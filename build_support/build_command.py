@@ -1,26 +1,38 @@
-"""The strict build as a command: the project's root, the switches the Makefile exports, and the
-``mkdocs build`` command line. One home for ``make check-cache`` (``check_cache.py``) and the
-tests' and benchmarks' tooling (``testkit``), which import it; nothing in the build does.
-Standard library only: the numeric tests also run where only jax, numpy and pytest are
-installed."""
+"""The strict build as a command: the project's root, the switches every build runs with, and
+the ``mkdocs build`` command line. The Makefile exports ``BUILD_ENV`` from here
+(``python3 -m build_support.build_command env``); ``make check-cache`` (``check_cache.py``) and
+the tests' and benchmarks' tooling (``testkit``) import it. Standard library only: the Makefile
+runs it before the virtual environment exists, and the numeric tests also run where only jax,
+numpy and pytest are installed."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-"""The project's root: the folder of ``mkdocs.yml``."""
+from .section import ROOT
+
+__all__ = ["BUILD_ENV", "ROOT", "build_command"]
 
 BUILD_ENV = {
     "NO_MKDOCS_2_WARNING": "1",
+    # nbconvert (loaded by mkdocs-jupyter) otherwise builds every exporter it knows, PDF and Qt
+    # included, just to list their names in its help: 0.3-0.5 s of every build. A documented switch.
     "NBCONVERT_DISABLE_CONFIG_EXPORTERS": "1",
+    # Timed comparisons take turns between numpy and JAX; OpenBLAS threads that spin ~0.1 s after
+    # each numpy call would slow whichever comes next (see benchmarks/throughput.py). Sleep at once.
     "OPENBLAS_THREAD_TIMEOUT": "4",
 }
-"""The switches the Makefile exports to every build (see there why each is set)."""
+"""The switches every build runs with: exported by the Makefile, set by check-cache and testkit."""
 
 
 def build_command(config: Path, site_dir: Path) -> list[str]:
     """The strict build of ``config`` into ``site_dir``, with this interpreter's mkdocs."""
     command = [sys.executable, "-m", "mkdocs", "build", "--strict"]
     return [*command, "-f", str(config), "-d", str(site_dir)]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["env"]:
+        raise SystemExit("usage: python3 -m build_support.build_command env")
+    print(" ".join(f"{name}={value}" for name, value in BUILD_ENV.items()))

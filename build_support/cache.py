@@ -20,21 +20,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import named_cache, store
-
-FRESH_ENV = "FRESH"
-"""``FRESH=1`` (``make build FRESH=1``): run everything; the results still refresh the cache."""
+from . import named_cache, settings, store
 
 
 def fresh() -> bool:
-    return os.environ.get(FRESH_ENV, "") not in ("", "0")
+    return settings.current().fresh
 
 
 def digest(data: bytes | str) -> str:

@@ -7,22 +7,19 @@ in a kernel process of its own, while the other pages render; mkdocs-jupyter (``
 false``) then renders the executed copy. A notebook whose key is in the cache is not run.
 
 - A failing cell fails the build, naming the notebook and the cell (``allow_errors`` off).
-- A cell that runs longer than ``CELL_TIMEOUT_S`` fails the build the same way, long before
-  any outer timeout would stop the build without a word.
+- A cell that runs longer than the ``cell_timeout_s`` setting (mkdocs.yml) fails the build the
+  same way, long before any outer timeout would stop the build without a word.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CELL_TIMEOUT_ENV = "EXECUTION_CELL_TIMEOUT_S"
-CELL_TIMEOUT_S = 60
-"""No cell of this course takes more than a few seconds; a hang fails after a minute."""
+from . import settings
 
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
 
@@ -32,7 +29,7 @@ class NotebookError(Exception):
 
 
 def cell_timeout_s() -> float:
-    return float(os.environ.get(CELL_TIMEOUT_ENV) or CELL_TIMEOUT_S)
+    return settings.current().cell_timeout_s
 
 
 @dataclass

@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 RECORD_FILE = "execution-record.json"
-PUBLISH_VERSION_ENV = "PUBLISH_VERSION"
-"""Set by ``make publish`` to the version it deploys: the build compares with the one before."""
 BRANCH = "gh-pages"
 
 

@@ -2,8 +2,9 @@
 notebook pages and the wheel.
 
 An entry is one file, ``<root>/<cache>/<key[:2]>/<key>``: a JSON header line (the payload's
-SHA-256 and size, and the cache's own metadata), then the payload's bytes. The root is
-``.cache/`` in the project, or ``$COURSE_CACHE_DIR``. Every entry is
+SHA-256 and size, and the cache's own metadata), then the payload's bytes. The root is the
+build's ``cache_dir`` setting (build_support/settings.py: ``.cache/`` in the project, or
+``$COURSE_CACHE_DIR``). Every entry is
 
 - checked when read: a payload that fails its checksum is a fault, never an output;
 - written atomically: a temporary file in the same folder, then ``os.replace`` (a reader or a
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT_ENV = "COURSE_CACHE_DIR"
+ROOT_ENV = "COURSE_CACHE_DIR"  # sets the store's root: the cache_dir setting, from mkdocs.yml
 LIMIT_BYTES = 200 * 2**20
 """The store's bound. A build after an edit to ``examples/`` stores about 0.9 MB: this keeps
 some two hundred such builds' entries (branches, device settings), on 200 MB of disk at most
@@ -96,7 +97,10 @@ class Store(ABC):
 
 
 def store_root(project_root: Path) -> Path:
-    return Path(os.environ.get(ROOT_ENV) or project_root / ".cache")
+    """The store's folder: the ``cache_dir`` setting of the project's build."""
+    from .settings import current  # here: the rest of this module needs the standard library only
+
+    return Path(current(project_root).cache_dir)
 
 
 def _cause(error: OSError) -> str:

@@ -2,18 +2,18 @@
 notebooks, record, report). Every ``python exec`` block and every notebook is run or reused by
 ``build_support.runner``'s ``Build``; nothing else wraps markdown-exec's formatters.
 
-Hook order matters, and mkdocs.yml keeps it: this hook comes first, so that its
-``on_page_content`` writes each session's outputs into the page before the hooks after it read
-the page's HTML (line_anchors numbers the listings' lines, notebook_trim and wheel rewrite it);
-its ``on_pre_page`` runs after mkdocs-jupyter's, as every hook runs after the plugins; and
-``wheel`` comes after ``notebook_download``, whose ``.ipynb`` it fills in on_post_page.
+Hook order matters, and mkdocs.yml keeps it: this hook comes right after settings.py
+(which validates the settings it reads), so that its ``on_page_content`` writes each session's
+outputs into the page before the hooks after it read the page's HTML (line_anchors numbers the
+listings' lines, notebook_trim and wheel rewrite it); its ``on_pre_page`` runs after
+mkdocs-jupyter's, as every hook runs after the plugins; and ``wheel`` comes after
+``notebook_download``, whose ``.ipynb`` it fills in on_post_page.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import shutil
 import sys
 import tempfile
@@ -25,7 +25,7 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from build_support import guard, record, report, runner
+from build_support import guard, record, report, runner, settings
 
 log = logging.getLogger("mkdocs.hooks.execution")
 
@@ -108,7 +108,7 @@ def on_post_page(output, page, config):
 
 
 def _drift(build, project_root: Path):
-    version = os.environ.get(record.PUBLISH_VERSION_ENV)
+    version = settings.deployed_version()
     if not version:
         return None  # only `make publish` compares with the previous version
     previous, outputs = record.previous_outputs(project_root, version)
@@ -121,7 +121,7 @@ def on_post_build(config):
     drift = _state["drift"] or record.Drift(None)
     record.write(
         Path(config.site_dir),
-        os.environ.get(record.PUBLISH_VERSION_ENV, ""),
+        settings.deployed_version() or "",
         build.outputs(),
         drift,
     )

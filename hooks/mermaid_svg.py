@@ -43,74 +43,20 @@ MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
 _MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"
 _DIAGRAM = re.compile(r'<pre class="mermaid"><code>(.*?)</code></pre>', re.DOTALL)
 
-# Material's settings for mermaid (its components/content/mermaid/index.ts), then one render
-# per diagram. Each SVG is then trimmed of what a static drawing never uses: style rules that
-# match none of its elements (mermaid ships its whole theme, Material its rules for every diagram
-# type), the data attributes mermaid keeps for interaction and animation, and edge labels with
-# no text. A label's <p> (not allowed inside a <span> in HTML) becomes a block <span>. Every id
-# inside an SVG starts with the SVG's own id.
-_DRAW = r"""
-async ([themeCSS, diagrams]) => {
-  mermaid.initialize({
-    startOnLoad: false,
-    themeCSS,
-    sequence: { actorFontSize: "16px", messageFontSize: "16px", noteFontSize: "16px" },
-  });
-  const inert = ["data-points", "data-look", "data-id", "data-edge", "data-et"];
-  const matches = (svg, selector) => {
-    const plain = selector.replace(/::?[a-z-]+(\([^)]*\))?/g, "");  // states: :hover ...
-    try {
-      return svg.matches(plain) || svg.querySelector(plain) !== null;
-    } catch {
-      return true;  // a selector the engine cannot test is kept
-    }
-  };
-  const svgs = [];
-  for (const [id, source] of diagrams) {
-    let drawn;
-    try {
-      drawn = (await mermaid.render(id, source)).svg;
-    } catch (error) {
-      return { error: `${id}: ${error.message || error}` };
-    }
-    const box = document.querySelector(".md-typeset");
-    box.innerHTML = drawn;
-    const svg = box.querySelector("svg");
-    for (const element of svg.querySelectorAll("*")) {
-      inert.forEach((name) => element.removeAttribute(name));
-      if (element.getAttribute("style") === "") element.removeAttribute("style");
-    }
-    for (const label of svg.querySelectorAll("g.edgeLabel")) {
-      if (!label.textContent.trim()) label.remove();
-    }
-    // HTML labels hold a <p> inside a <span>, which HTML does not allow in a page: the same
-    // box as a block <span>, its margin kept as the <p> had it. It inherits its colour from the
-    // label, as the <p> did (mermaid's theme colours every bare span a fixed grey).
-    for (const paragraph of svg.querySelectorAll("foreignObject span p")) {
-      const line = document.createElement("span");
-      const { marginTop, marginBottom } = getComputedStyle(paragraph);
-      line.style.display = "block";
-      line.style.color = "inherit";
-      if (marginTop !== "0px") line.style.marginTop = marginTop;
-      if (marginBottom !== "0px") line.style.marginBottom = marginBottom;
-      line.replaceChildren(...paragraph.childNodes);
-      paragraph.replaceWith(line);
-    }
-    for (const style of svg.querySelectorAll("style")) {
-      style.textContent = [...style.sheet.cssRules]
-        .filter((rule) => !(rule instanceof CSSStyleRule) || matches(svg, rule.selectorText))
-        .map((rule) => rule.cssText)
-        .join("");
-    }
-    svgs.push(svg.outerHTML);
-  }
-  return { svgs };
-}
-"""
+# The drawing script (mermaid_draw.js, beside this file): Material's settings for mermaid (its
+# components/content/mermaid/index.ts), then one render per diagram. Each SVG is then trimmed of
+# what a static drawing never uses: style rules that match none of its elements (mermaid ships
+# its whole theme, Material its rules for every diagram type), the data attributes mermaid keeps
+# for interaction and animation, and edge labels with no text. A label's <p> (not allowed inside
+# a <span> in HTML) becomes a block <span>. Every id inside an SVG starts with the SVG's own id.
+# Its text, as the file holds it (from its first, empty line), is in each drawing's cache key,
+# which names the diagram's ids.
+_DRAW = (Path(__file__).parent / "mermaid_draw.js").read_text()
 
 
-class _Drawing:
-    """What a drawing depends on besides its source; read once per build."""
+class Drawing:
+    """What a drawing depends on besides its source (mermaid, Material's styles, the fonts, the
+    browser's version), and the cache it is kept in; read once per build."""
 
     def __init__(self, config) -> None:
         root = Path(config.config_file_path).parent
@@ -201,16 +147,16 @@ def _material_diagram_css(javascripts: Path) -> str:
     raise PluginError(f"mermaid_svg: no {_MATERIAL_DIAGRAM_CSS} in {javascripts}'s source map")
 
 
-_drawing: _Drawing | None = None
+_drawing: Drawing | None = None
 
 
 def on_config(config):
     global _drawing
-    _drawing = _Drawing(config)
+    _drawing = Drawing(config)
     return config
 
 
-def _draw(drawing: _Drawing, diagrams: list[tuple[str, str]], where: str) -> list[str]:
+def _draw(drawing: Drawing, diagrams: list[tuple[str, str]], where: str) -> list[str]:
     """Run mermaid on ``(id, source)`` pairs in one headless browser; return their SVGs."""
     try:
         browser.find()  # here, on a cache miss only: a build with every diagram cached needs none
@@ -227,7 +173,7 @@ def _draw(drawing: _Drawing, diagrams: list[tuple[str, str]], where: str) -> lis
     return result["svgs"]
 
 
-def _draw_in_chromium(drawing: _Drawing, diagrams: list[tuple[str, str]]) -> dict:
+def _draw_in_chromium(drawing: Drawing, diagrams: list[tuple[str, str]]) -> dict:
     from playwright.sync_api import sync_playwright  # only when something is to be drawn
 
     with sync_playwright() as playwright:
@@ -255,10 +201,10 @@ def as_drawing(payload: bytes) -> dict[str, str]:
     return drawn
 
 
-def svgs_for(drawing: _Drawing, sources: list[str], where: str) -> list[str]:
+def svgs_for(drawing: Drawing, sources: list[str], where: str) -> list[str]:
     """The SVG of each source, from the cache or drawn now (all misses in one browser)."""
     keys = [drawing.key(source) for source in sources]
-    svgs = {key: _cached_svg(drawing, key) for key in keys}
+    svgs = {key: cached_svg(drawing, key) for key in keys}
     missing = {key: source for key, source in zip(keys, sources, strict=True) if not svgs[key]}
     if missing:
         ids = [(f"diagram-{key[:12]}", source) for key, source in missing.items()]
@@ -268,7 +214,9 @@ def svgs_for(drawing: _Drawing, sources: list[str], where: str) -> list[str]:
     return [svgs[key] for key in keys]
 
 
-def _cached_svg(drawing: _Drawing, key: str) -> str | None:
+def cached_svg(drawing: Drawing, key: str) -> str | None:
+    """The cached SVG for ``key``; None when there is none, or another version of the browser
+    found now drew it."""
     drawn = drawing.cache.read(key, as_drawing).value
     if drawn is None or drawing.browser not in (None, drawn["browser"]):
         return None  # not drawn yet, or by another version of the browser found now
@@ -276,10 +224,16 @@ def _cached_svg(drawing: _Drawing, key: str) -> str | None:
 
 
 def on_page_content(html_content, page, config, files):
+    return inline_svgs(html_content, _drawing, page.file.src_uri)
+
+
+def inline_svgs(html_content: str, drawing: Drawing, where: str) -> str:
+    """``html_content`` with each ``pre.mermaid`` block replaced by its SVG (ids made unique
+    where the same diagram shows twice); ``where`` names the page in errors."""
     sources = [html.unescape(match[1]) for match in _DIAGRAM.finditer(html_content)]
     if not sources:
         return html_content
-    svgs = iter(svgs_for(_drawing, sources, page.file.src_uri))
+    svgs = iter(svgs_for(drawing, sources, where))
     seen: dict[str, int] = {}
 
     def inline(match: re.Match[str]) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
+from build_support import section
 from build_support.build_command import ROOT
 
 __all__ = ["ARTIFACTS", "AXE", "EXEC_FENCE", "FENCE", "GOLDEN", "ROOT", "SECTION_PAGE"]
 
-SECTION_PAGE = "p5-9-1-gpus-and-parallel-processing"
+SECTION_PAGE = section.page_name()
 """The section page's name: its Markdown is ``docs/{SECTION_PAGE}.md``, its built folder
 ``{SECTION_PAGE}/``."""
 

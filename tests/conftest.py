@@ -87,7 +87,7 @@ def docs_copy(tmp_path: Path) -> Path:
     """A temporary copy of the project's docs, config, hooks and package sources (the build
     serves the wheel it builds from them), for fault-injection builds."""
     ignore = shutil.ignore_patterns("__pycache__")
-    for name in ("docs", "hooks", "overrides", "examples"):
+    for name in ("docs", "hooks", "overrides", "examples", "build_support"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=ignore)
     for name in ("mkdocs.yml", "pyproject.toml", "hatch_build.py", "README.md"):
         shutil.copy(ROOT / name, tmp_path / name)

@@ -45,6 +45,8 @@ plugins:
       execute: false
 hooks:
   - {ROOT / "hooks" / "execution.py"}
+extra:
+  build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR}}
 """
 
 
@@ -180,7 +182,7 @@ def test_the_time_limit_reaches_a_block_outside_the_main_thread():
 
 def make_build(project: Path, code: str) -> subprocess.CompletedProcess:
     (project / "docs" / "index.md").write_text(page_with(code))
-    env = author_env() | BUILD_ENV | {"EXECUTION_CACHE_DIR": str(project / "cache")}
+    env = author_env() | BUILD_ENV | {"COURSE_CACHE_DIR": str(project / "cache")}
     # The checkout's .venv and node_modules, linked: never set them up from the copy.
     command = ["make", "-o", ".venv/.synced", "-o", "node_modules/.installed", "build"]
     return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
@@ -228,7 +230,7 @@ def test_under_serve_a_failing_block_shows_in_its_page_until_a_good_edit(site):
 
     (site / "docs" / "index.md").write_text(page_with("x = 1\ny = x / 0"))
     port = free_port()
-    env = os.environ | BUILD_ENV | {"EXECUTION_CACHE_DIR": str(site / "cache")}
+    env = os.environ | BUILD_ENV | {"COURSE_CACHE_DIR": str(site / "cache")}
     log = (site / "serve.log").open("w")
     command = [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"127.0.0.1:{port}"]
     server = subprocess.Popen(command, cwd=site, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -46,6 +46,8 @@ plugins:
       execute: false
 hooks:
   - hooks/execution.py
+extra:
+  build: {fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR}
 exclude_docs: |
   includes/
   snippets/

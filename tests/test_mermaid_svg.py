@@ -36,7 +36,7 @@ def drawing(tmp_path, monkeypatch) -> object:
         config_file_path=str(ROOT / "mkdocs.yml"),
         theme=SimpleNamespace(dirs=[str(Path(material.__file__).parent / "templates")]),
     )
-    return mermaid_svg._Drawing(config)
+    return mermaid_svg.Drawing(config)
 
 
 def diagram_entries(drawing) -> list:
@@ -81,7 +81,7 @@ def test_a_diagram_drawn_by_another_browser_version_is_drawn_again(drawing):
     (svg,) = mermaid_svg.svgs_for(drawing, [SMALL], "page.md")
     [(entry, _)] = diagram_entries(drawing)
     drawing.browser = "Chromium 1.0 (an upgrade)"
-    assert mermaid_svg._cached_svg(drawing, drawing.key(SMALL)) is None
+    assert mermaid_svg.cached_svg(drawing, drawing.key(SMALL)) is None
     assert mermaid_svg.svgs_for(drawing, [SMALL], "page.md") == [svg]  # drawn again
     assert b"an upgrade" in entry.read_bytes()  # stored with the version that drew it
 
@@ -106,10 +106,8 @@ def test_a_diagram_mermaid_cannot_parse_fails_naming_the_page(drawing):
     assert diagram_entries(drawing) == []  # nothing cached for a failure
 
 
-def test_page_gets_inline_svgs_with_ids_of_their_own(drawing, monkeypatch):
-    monkeypatch.setattr(mermaid_svg, "_drawing", drawing)
-    page = SimpleNamespace(file=SimpleNamespace(src_uri="page.md"))
-    out = mermaid_svg.on_page_content(page_with(SMALL, FLOWCHART, SMALL), page, None, None)
+def test_page_gets_inline_svgs_with_ids_of_their_own(drawing):
+    out = mermaid_svg.inline_svgs(page_with(SMALL, FLOWCHART, SMALL), drawing, "page.md")
     assert "<pre" not in out and out.count('<div class="course-diagram"><svg') == 3
     assert out.startswith("<p>Before.</p>") and out.endswith("<p>After.</p>")
     ids = re.findall(r'\sid="([^"]+)"', out)

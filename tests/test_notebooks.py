@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from build_support import blocks, notebooks, runner
-from testkit.project import ROOT, SECTION_PAGE
+from build_support import blocks, notebooks, runner, section, settings
+from testkit.project import ROOT
 
 
 @pytest.fixture
@@ -70,8 +70,8 @@ def test_a_hanging_cell_fails_naming_the_notebook_and_the_cell(tmp_path):
     assert "hangs.py: cell 2 (import time) did not finish within 2 s" in str(error.value)
 
 
-def test_the_default_cell_timeout_is_far_below_the_tests_build_timeout():
-    assert notebooks.CELL_TIMEOUT_S * 5 <= 600  # tests' mkdocs_build timeout
+def test_the_cell_timeout_is_far_below_the_tests_build_timeout():
+    assert settings.read(ROOT).cell_timeout_s * 5 <= 600  # tests' mkdocs_build timeout
 
 
 def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
@@ -83,17 +83,18 @@ def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
 
 
 def test_the_blocks_that_time_are_the_timed_blocks():
-    page = (ROOT / "docs" / f"{SECTION_PAGE}.md").read_text()
+    page = (ROOT / section.page_path()).read_text()
     timed = [line for line in page.splitlines() if 'timed="yes"' in line]
     ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in timed}
     assert ids == {"p5-9-1-turnaround-table", "p5-9-1-settings-sweep"}
 
 
 def test_the_hooks_run_in_the_order_hooks_execution_py_names():
-    """execution.py first (its sessions' outputs are in the page before any other hook reads
-    it), wheel after notebook_download (it fills in the .ipynb that one writes)."""
+    """settings.py first (it validates the settings the others read), then execution.py (its
+    sessions' outputs are in the page before any other hook reads it); wheel after
+    notebook_download (it fills in the .ipynb that one writes)."""
     config = (ROOT / "mkdocs.yml").read_text()
     listed = config.split("\nhooks:\n", 1)[1].split("\n\n", 1)[0]
     hooks = re.findall(r"^  - hooks/(\w+)\.py", listed, re.MULTILINE)
-    assert hooks[0] == "execution"
+    assert hooks[:2] == ["settings", "execution"]
     assert hooks.index("notebook_download") < hooks.index("wheel")

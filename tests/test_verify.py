@@ -16,7 +16,7 @@ import zipfile
 
 import pytest
 
-from build_support import record
+from build_support import record, wheel_build
 from examples import verify as verify_module
 from examples.verify import check, environment, environment_lines, short_diff, verify
 from testkit.hooks import load_hook
@@ -163,7 +163,7 @@ def test_the_expected_outputs_take_the_record_and_list_timed_blocks():
 
 
 def test_the_wheels_digest_takes_the_expected_outputs():
-    digest = wheel_hook.wheel_digest
+    digest = wheel_build.wheel_digest
     assert digest(ROOT, "v1", "https://s.invalid/", b"a") != digest(
         ROOT, "v1", "https://s.invalid/"
     )

@@ -15,6 +15,7 @@ from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
+from build_support import wheel_build
 from build_support.named_cache import Cache
 from build_support.store import FileStore, key_of
 from examples import DISTRIBUTION
@@ -74,41 +75,48 @@ def test_the_wheel_holds_the_package_and_its_recordings_only(built_site):
 
 
 def test_the_wheel_is_reproducible_and_cached_by_its_inputs(tmp_path, monkeypatch):
-    key = key_of(wheel_hook.wheel_digest(ROOT, "v1", "https://site.invalid/v1/"), "uv")
+    key = key_of(wheel_build.wheel_digest(ROOT, "v1", "https://site.invalid/v1/"), "uv")
     stores = [FileStore(tmp_path / "a"), FileStore(tmp_path / "b")]
-    first, second = (wheel_hook.cached_wheel(ROOT, Cache("wheel", s), key) for s in stores)
+    first, second = (wheel_build.cached_wheel(ROOT, Cache("wheel", s), key) for s in stores)
     assert first == second and first.name.endswith(".whl")  # two builds, the same bytes
 
     def no_build(*args, **kwargs):
         raise AssertionError(f"rebuilt: {args}")
 
-    monkeypatch.setattr(wheel_hook.subprocess, "run", no_build)
-    assert wheel_hook.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first  # read back
+    monkeypatch.setattr(wheel_build.subprocess, "run", no_build)
+    assert wheel_build.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first  # read back
     files = [path for path in (tmp_path / "a").rglob("*") if path.is_file()]
     assert files == [stores[0].path("wheel", key)]  # one checksummed entry, no staging left
     monkeypatch.undo()
     entry = stores[0].path("wheel", key)
     entry.write_bytes(entry.read_bytes()[:-100])  # truncated: never served, built again
-    assert wheel_hook.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first
+    assert wheel_build.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first
     assert stores[0].get("wheel", key).payload == first.content  # and stored again, whole
 
 
 def test_the_wheel_key_holds_uvs_version():
-    version = subprocess.run([wheel_hook._uv(), "--version"], capture_output=True, text=True)
-    assert wheel_hook.builder_version() == version.stdout.strip()
+    uv = wheel_build.uv_executable()
+    version = subprocess.run([uv, "--version"], capture_output=True, text=True)
+    assert wheel_build.builder_version() == version.stdout.strip()
     assert version.stdout.startswith("uv ")
 
 
 def test_the_digest_changes_with_every_input(tmp_path):
-    for name in wheel_hook.WHEEL_SOURCES:
+    for name in wheel_build.WHEEL_SOURCES:
         source = ROOT / name
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
-    before = wheel_hook.wheel_digest(tmp_path, "v1", "https://site.invalid/v1/")
-    assert wheel_hook.wheel_digest(tmp_path, "v2", "https://site.invalid/v1/") != before
-    assert wheel_hook.wheel_digest(tmp_path, "v1", "https://other.invalid/v1/") != before
+    digest = wheel_build.wheel_digest
+    before = digest(tmp_path, "v1", "https://site.invalid/v1/")
+    assert digest(tmp_path, "v2", "https://site.invalid/v1/") != before
+    assert digest(tmp_path, "v1", "https://other.invalid/v1/") != before
     recording = next((tmp_path / "examples" / "recordings").glob("*.json"))
     recording.write_text(recording.read_text() + " ")
-    assert wheel_hook.wheel_digest(tmp_path, "v1", "https://site.invalid/v1/") != before
+    edited = digest(tmp_path, "v1", "https://site.invalid/v1/")
+    assert edited != before
+    reader = tmp_path / "build_support" / "section.py"  # hatch_build.py reads the version with it
+    reader.write_text(reader.read_text() + "\n")
+    assert digest(tmp_path, "v1", "https://site.invalid/v1/") != edited
 
 
 def test_a_wheel_that_cannot_be_built_fails_the_build_and_says_so(docs_copy):
@@ -131,20 +139,21 @@ def test_a_wheel_missing_from_the_built_site_fails_the_build_and_names_it(tmp_pa
 
 def test_an_unknown_install_placeholder_fails_and_names_the_page(monkeypatch):
     monkeypatch.setattr(wheel_hook, "_install", {"command": "python -m pip install x"})
-    assert wheel_hook._fill("{{ install.command }}", "page.md") == "python -m pip install x"
+    fill = wheel_hook.fill_placeholders
+    assert fill("{{ install.command }}", "page.md") == "python -m pip install x"
+    assert fill("{{install.command}}", "page.md", str.upper) == "PYTHON -M PIP INSTALL X"
     unknown = r"page\.md: unknown placeholder '\{\{ install\.cmd \}\}'"
     with pytest.raises(PluginError, match=unknown):
-        wheel_hook._fill("{{ install.cmd }}", "page.md")
+        fill("{{ install.cmd }}", "page.md")
 
 
-def test_mike_must_deploy_the_pages_own_version(monkeypatch):
-    monkeypatch.delenv("MIKE_DOCS_VERSION", raising=False)
-    assert wheel_hook.version_folder_url("https://s.invalid/", "v1") == "https://s.invalid/v1/"
-    monkeypatch.setenv("MIKE_DOCS_VERSION", "v1")  # mike has appended the folder already
-    assert wheel_hook.version_folder_url("https://s.invalid/v1", "v1") == "https://s.invalid/v1/"
-    monkeypatch.setenv("MIKE_DOCS_VERSION", "v0")
+def test_mike_must_deploy_the_pages_own_version():
+    folder_url = wheel_hook.version_folder_url  # its last argument: the folder mike deploys
+    assert folder_url("https://s.invalid/", "v1", None) == "https://s.invalid/v1/"
+    # mike deploys the folder v1: its plugin has appended the folder to site_url already
+    assert folder_url("https://s.invalid/v1", "v1", "v1") == "https://s.invalid/v1/"
     with pytest.raises(PluginError, match="mike deploys the folder 'v0'"):
-        wheel_hook.version_folder_url("https://s.invalid/v0", "v1")
+        folder_url("https://s.invalid/v0", "v1", "v0")
 
 
 def test_no_page_tells_a_reader_to_install_by_name(built_site):

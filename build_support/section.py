@@ -1,0 +1,52 @@
+"""The course section this project publishes: its page, and the version the page's front matter
+holds.
+
+pyproject.toml's ``[tool.course]`` names the page (``section-page``); ``version:`` in the page's
+front matter is the one place the version is written (the page header shows it, mike deploys
+it as a folder, the wheel carries it). Everything that needs either reads it here: hatch_build.py
+(the wheel's metadata: it loads this file by its path, since hatchling's isolated build cannot
+import the project), hooks/wheel.py (the install line), the Makefile (make publish), the tests
+and the benchmarks. Standard library only.
+
+    python -m build_support.section version   # v2026.07.20 (make publish, make print-version)
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_VERSION = re.compile(r"\A---\n.*?^version: *(\S+)$.*?^---$", re.MULTILINE | re.DOTALL)
+
+
+def page_path(root: Path = ROOT) -> Path:
+    """The section page, relative to the project's ``root``: ``docs/<name>.md``."""
+    table = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["course"]
+    return Path(table["section-page"])
+
+
+def page_name(root: Path = ROOT) -> str:
+    """The section page's name, as its folder in the built site names it (no ``.md``)."""
+    return page_path(root).stem
+
+
+def version(root: Path = ROOT) -> str:
+    """The ``version:`` in the section page's front matter, as written (``v2026.07.20``);
+    ``ValueError`` where there is none."""
+    page = page_path(root)
+    match = _VERSION.search((root / page).read_text())
+    if match is None:
+        raise ValueError(f"no 'version:' in the front matter of {page}")
+    return match[1]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["version"]:
+        raise SystemExit("usage: python -m build_support.section version")
+    try:
+        print(version(Path.cwd()))
+    except (OSError, KeyError, ValueError) as error:
+        raise SystemExit(f"build_support.section: {error!r}") from None

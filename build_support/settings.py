@@ -1,0 +1,143 @@
+"""The build's own settings: each option's name, type, default and meaning, in one place.
+
+They are set in mkdocs.yml under ``extra.build`` (MkDocs refuses unknown top-level keys, and
+hooks have no options of their own) and validated by MkDocs' own config machinery, as Material
+validates its plugins' options: a wrong value or an unknown option fails the build, naming the
+option. ``hooks/settings.py`` validates them when the build starts (``use``). Where a tool
+outside MkDocs sets an option, mkdocs.yml reads it from the environment (``!ENV``); ``ENV_VARS``
+lists those variables. The version mike deploys is mike's to say, not an option
+(``deployed_version()``). Code reads the settings here only: ``of(config)`` in a hook,
+``current()`` anywhere else; outside a build (``python -m build_support.store clear``,
+check-cache, the tests) ``current`` reads the project's mkdocs.yml as MkDocs does, so both get
+the same values.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from mike.mkdocs_utils import docs_version_var
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.exceptions import ConfigurationError
+from mkdocs.utils.yaml import yaml_load
+
+from .section import ROOT
+from .store import ROOT_ENV
+
+KEY = "build"  # mkdocs.yml: extra.build
+
+
+class Flag(c.BaseConfigOption[bool]):
+    """On or off: ``true``/``false``, or ``1``/``0`` and empty as a variable sets it
+    (``make build FRESH=1``; make passes ``FRESH=`` when it is not given)."""
+
+    def __init__(self, default: bool) -> None:
+        super().__init__()
+        self.default = default
+
+    def run_validation(self, value: object) -> bool:
+        if value is None:
+            return self.default
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+            return bool(value)
+        raise c.ValidationError(f"expected true or false (or 1 or 0), got {value!r}")
+
+
+class Seconds(c.BaseConfigOption[float]):
+    """A duration in seconds, more than zero."""
+
+    def __init__(self, default: float) -> None:
+        super().__init__()
+        self.default = default
+
+    def run_validation(self, value: object) -> float:
+        if value is None:
+            return self.default
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise c.ValidationError(f"expected a number of seconds above 0, got {value!r}")
+        return float(value)
+
+
+class BuildSettings(base.Config):
+    """The options under ``extra.build`` in mkdocs.yml."""
+
+    fresh = Flag(default=False)
+    """Execute every block and notebook, reusing no executed output from the cache (the results
+    still refresh it). Set by ``make build FRESH=1``, ``make publish`` and check-cache's fresh
+    side."""
+
+    cache_dir = c.Dir(exists=False, default=".cache")
+    """The folder of the store that holds every cache (build_support/store.py), relative to
+    mkdocs.yml. Set by the tests and check-cache, to give a build an empty store of its own."""
+
+    cell_timeout_s = Seconds(default=60)
+    """A notebook cell running longer than this fails the build, naming the cell."""
+
+
+ENV_VARS = {"fresh": "FRESH", "cache_dir": ROOT_ENV}
+"""The options a tool outside MkDocs sets, and the variable mkdocs.yml reads each from."""
+
+
+def deployed_version() -> str | None:
+    """The version folder ``mike deploy`` builds the site for (``make publish``), None in any
+    other build: the install line, the version selector and the drift report follow it. mike
+    sets ``MIKE_DOCS_VERSION`` for the build it starts, after it has read mkdocs.yml (an ``!ENV``
+    there would find it unset), and its own plugin reads it from the environment too."""
+    return os.environ.get(docs_version_var) or None
+
+
+def validated(values: Any, config_file_path: str | None) -> BuildSettings:
+    """``values`` (mkdocs.yml's ``extra.build``) checked; ``ConfigurationError`` names each
+    wrong value or unknown option."""
+    if values is None:
+        values = {}
+    if not isinstance(values, dict):
+        raise ConfigurationError(f"extra.{KEY}: expected a mapping of options, got {values!r}")
+    settings = BuildSettings(config_file_path=config_file_path)
+    settings.load_dict(values)
+    failed, unknown = settings.validate()
+    problems = [
+        f"extra.{KEY}.{key}: {error}"
+        + (f" (mkdocs.yml reads it from ${ENV_VARS[key]})" if key in ENV_VARS else "")
+        for key, error in [*failed, *unknown]
+    ]
+    if problems:
+        raise ConfigurationError("\n".join(problems))
+    return settings
+
+
+def of(config) -> BuildSettings:
+    """The settings of MkDocs' ``config`` (its ``extra.build``), validated."""
+    return validated(config.extra.get(KEY), config.config_file_path)
+
+
+def read(project_root: Path) -> BuildSettings:
+    """The settings in ``project_root``'s mkdocs.yml, read as MkDocs reads them (``!ENV`` from
+    this process's environment)."""
+    path = project_root / "mkdocs.yml"
+    with path.open("rb") as file:
+        config = yaml_load(file)
+    return validated((config.get("extra") or {}).get(KEY), str(path))
+
+
+# The build running in this process: its project root, and its settings.
+_running: tuple[Path | None, BuildSettings] | None = None
+
+
+def use(config) -> BuildSettings:
+    """Validate the starting build's settings; ``current()`` returns them from now on."""
+    global _running
+    path = config.config_file_path
+    _running = (Path(path).parent.resolve() if path else None, of(config))
+    return _running[1]
+
+
+def current(project_root: Path | None = None) -> BuildSettings:
+    """The running build's settings (of ``project_root``'s build, if given); where no build of it
+    runs in this process, those of its mkdocs.yml (default: this checkout's)."""
+    if _running is not None and (project_root is None or project_root.resolve() == _running[0]):
+        return _running[1]
+    return read(project_root or ROOT)

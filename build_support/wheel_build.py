@@ -1,0 +1,103 @@
+"""The wheel of the ``examples`` package that every build serves: its file name, a digest of
+everything that goes into it, and the wheel itself, built by uv or read from the store.
+
+hatchling writes wheels reproducibly (fixed timestamps, sorted entries), so a wheel is kept in
+the store's ``wheel`` cache (build_support/store.py), keyed on that digest and uv's version, and
+built again only when either changes (hatchling itself is resolved by uv within pyproject.toml's
+``build-system.requires``, which is in the digest). ``hooks/wheel.py`` serves it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import NamedTuple
+
+from mkdocs.exceptions import PluginError
+from packaging.version import Version
+
+from .named_cache import Cache, log
+from .store import EntryFault
+
+# Everything the wheel is built from (hatch_build.py reads the version from the section page
+# and the URLs from mkdocs.yml: the digest takes those two values, not the whole files).
+WHEEL_SOURCES = ("pyproject.toml", "hatch_build.py", "build_support/section.py", "README.md")
+WHEEL_SOURCES += ("examples",)
+EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # hatch_build.py reads it (its own constant)
+
+
+class Wheel(NamedTuple):
+    name: str
+    content: bytes
+
+
+def wheel_name(project: Path, version: str) -> str:
+    """The wheel's file name, as hatchling writes it (``hatch_build.py`` sets its version)."""
+    name = tomllib.loads((project / "pyproject.toml").read_text())["project"]["name"]
+    return f"{re.sub(r'[-_.]+', '_', name).lower()}-{Version(version)}-py3-none-any.whl"
+
+
+def wheel_digest(project: Path, version: str, folder_url: str, expected: bytes = b"") -> str:
+    """A digest of every input of the wheel: its sources, the version, the site's address and
+    the book's expected outputs."""
+    digest = hashlib.sha256(f"{version}\n{folder_url}\n".encode())
+    digest.update(hashlib.sha256(expected).digest())
+    for name in WHEEL_SOURCES:
+        path = project / name
+        paths = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for source in paths:
+            if source.is_file() and "__pycache__" not in source.parts and source.suffix != ".pyc":
+                digest.update(f"{source.relative_to(project).as_posix()}\n".encode())
+                digest.update(hashlib.sha256(source.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def uv_executable() -> str:
+    """The uv pinned in the build's virtual environment, else the one on ``PATH``."""
+    uv = Path(sys.executable).with_name("uv")
+    return str(uv) if uv.exists() else "uv"
+
+
+@functools.cache  # once per process: a serve rebuild does not start uv again
+def builder_version() -> str:
+    """uv's version: the front end that builds the wheel (and resolves hatchling)."""
+    result = subprocess.run([uv_executable(), "--version"], capture_output=True, text=True)
+    return result.stdout.strip() or "uv: no version"
+
+
+def _as_wheel(payload: bytes) -> bytes:
+    if not payload.startswith(b"PK\x03\x04"):
+        raise EntryFault("not a zip archive")
+    return payload
+
+
+def cached_wheel(project: Path, cache: Cache, key: str, expected: Path | None = None) -> Wheel:
+    """The wheel for ``key``: from the cache, or built now (with the expected outputs in the
+    file ``expected``, where given) and stored there."""
+    found = cache.read(key, _as_wheel)
+    name = found.meta.get("name")
+    if found.value is not None and isinstance(name, str) and re.fullmatch(r"[\w.+-]+\.whl", name):
+        return Wheel(name, found.value)
+    if found.value is not None:
+        log.warning("%s: entry %s names no wheel file (%r): a miss", cache.name, key[:12], name)
+    env = {**os.environ, EXPECTED_OUTPUTS_ENV: str(expected)} if expected else None
+    with tempfile.TemporaryDirectory(prefix="wheel-") as staging:
+        result = subprocess.run(
+            [uv_executable(), "build", "--wheel", "--quiet", "--out-dir", staging, str(project)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        wheels = sorted(Path(staging).glob("*.whl"))
+        if result.returncode != 0 or len(wheels) != 1:
+            raise PluginError(f"wheel: `uv build --wheel` failed in {project}:\n{result.stderr}")
+        wheel = Wheel(wheels[0].name, wheels[0].read_bytes())
+    cache.write(key, wheel.content, name=wheel.name)
+    return wheel
