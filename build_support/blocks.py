@@ -20,6 +20,7 @@ from .cache import digest
 from .fence_options import block_id, is_timed, own_ingredients
 from .record import shown_output
 from .runs import Run
+from .section import PACKAGE
 
 if TYPE_CHECKING:
     from .runner import Build
@@ -29,7 +30,7 @@ original_formatters: dict[str, Callable[..., str]] = {}
 put the build's in its place: ``execute`` runs a block with it (a test may put another)."""
 
 _HEADING = re.compile(r"<h[1-6][\s>]")
-_IMPORTS_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|examples)\b", re.MULTILINE)
+_IMPORTS_JAX = re.compile(rf"^\s*(?:from|import)\s+(?:jax|{PACKAGE})\b", re.MULTILINE)
 
 
 def format_alone(build: Build, language: str, options: dict[str, Any]) -> tuple[str, Run]:

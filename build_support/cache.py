@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import named_cache, settings, store
+from .section import PACKAGE
 
 
 def fresh() -> bool:
@@ -59,7 +60,7 @@ def why_it_ran(previous: dict[str, str] | None, current: dict[str, str]) -> list
 
 
 def _reason_order(name: str) -> tuple[int, str]:
-    return (0 if "/" in name or name == "examples" else 1, name)
+    return (0 if "/" in name or name == PACKAGE else 1, name)
 
 
 def _reason(name: str, before: str | None, after: str | None) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 from . import ingredients as extra
 from .cache import canonical, digest
+from .section import PACKAGE
 
 EXECUTING_TOOLS = (
     "markdown-exec",
@@ -36,13 +37,13 @@ EXECUTING_TOOLS = (
 )
 JAX_PLUGIN_PREFIXES = ("jax-cuda", "jax-rocm", "libtpu", "jax-tpu")
 
-_USES_EXAMPLES = re.compile(r"\bexamples\b")
-_USES_JAX = re.compile(r"\b(?:jax|examples)\b")
+_USES_EXAMPLES = re.compile(rf"\b{PACKAGE}\b")
+_USES_JAX = re.compile(rf"\b(?:jax|{PACKAGE})\b")
 
 
 def examples_package_dir() -> Path | None:
     """The folder of the ``examples`` package Python would import (found, not imported)."""
-    spec = importlib.util.find_spec("examples")
+    spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)))
@@ -56,7 +57,7 @@ def package_files(package: Path | None) -> dict[str, str]:
     """``examples/data.py`` -> digest, for every file of the package: its sources and the
     recordings it ships and reads (``examples/recordings/``)."""
     if package is None:
-        return {"examples": "not found"}
+        return {PACKAGE: "not found"}
     root = package.parent
     files = [
         path for path in package.rglob("*") if path.is_file() and "__pycache__" not in path.parts
@@ -196,7 +197,10 @@ class Environment:
         ignored = "; ".join(f"{name}: {why}" for name, why in extra.IGNORED_VARIABLES.items())
         rows = [
             ("code", "a block's source and options; a session: all its blocks, snippets expanded"),
-            ("examples package (code that uses it)", f"{len(package)} files, recordings included"),
+            (
+                f"{PACKAGE} package (code that uses it)",
+                f"{len(package)} files, recordings included",
+            ),
             ("uv.lock", self.lock[:12]),
             ("Python", self.python),
             ("executing tools", self.tools),
@@ -206,9 +210,9 @@ class Environment:
         ]
         rows += [(f"{name} (appended to every page)", value[:12]) for name, value in appended]
         rows += [
-            ("backend label (code that uses jax or examples)", self.backend),
+            (f"backend label (code that uses jax or {PACKAGE})", self.backend),
             (
-                "environment variables (code that uses jax or examples)",
+                f"environment variables (code that uses jax or {PACKAGE})",
                 f"{_prefixes(extra.JAX_VARIABLES)}; set: {self.jax_variables}",
             ),
             (

@@ -26,9 +26,9 @@ from .cache import ExecutionCache
 from .environment import Environment
 from .record import Output
 from .runs import Run, outputs
+from .section import PACKAGE
 from .sessions import Session
 
-PACKAGE = "examples"
 LANGUAGES = ("python", "py")  # markdown-exec's names for the language the build runs
 
 

@@ -33,6 +33,18 @@ def page_name(root: Path = ROOT) -> str:
     return page_path(root).stem
 
 
+def package_name(root: Path = ROOT) -> str:
+    """The import name of the package the pages run and readers install: the one package of
+    pyproject.toml's wheel (``examples``)."""
+    table = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    (name,) = table["targets"]["wheel"]["packages"]
+    return name
+
+
+PACKAGE = package_name()
+"""The import name of the package the pages run and readers install (``examples``)."""
+
+
 def version(root: Path = ROOT) -> str:
     """The ``version:`` in the section page's front matter, as written (``v2026.07.20``);
     ``ValueError`` where there is none."""

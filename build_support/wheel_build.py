@@ -24,12 +24,13 @@ from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
 from .named_cache import Cache, log
+from .section import PACKAGE
 from .store import EntryFault
 
 # Everything the wheel is built from (hatch_build.py reads the version from the section page
 # and the URLs from mkdocs.yml: the digest takes those two values, not the whole files).
 WHEEL_SOURCES = ("pyproject.toml", "hatch_build.py", "build_support/section.py", "README.md")
-WHEEL_SOURCES += ("examples",)
+WHEEL_SOURCES += (PACKAGE,)
 EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # hatch_build.py reads it (its own constant)
 
 
