@@ -39,7 +39,7 @@ def differences(cached: Path, fresh: Path) -> list[str]:
             found.append(f"{name}: only in the {'fresh' if b.is_file() else 'cached'} build")
         elif a.read_bytes() != b.read_bytes():
             if name.endswith(".html"):
-                found += _page_differences(name, a.read_text(), b.read_text(), timings)
+                found += page_differences(name, a.read_text(), b.read_text(), timings)
             elif name.endswith(".whl"):  # the wheel carries the book's expected outputs
                 found += _archive_differences(name, a, b)
             else:
@@ -78,7 +78,9 @@ def _timings(site: Path) -> set[str]:
     return {output["block_id"] for output in outputs if output.get("expected_to_change")}
 
 
-def _page_differences(name: str, cached: str, fresh: str, timings: set[str]) -> list[str]:
+def page_differences(name: str, cached: str, fresh: str, timings: set[str]) -> list[str]:
+    """One built page's differences, block by block: ``timings`` (block ids) compared only for
+    what is not a timing."""
     pages = [BeautifulSoup(text, "html.parser") for text in (cached, fresh)]
     blocks = [page.select("div.exec-block[data-exec-id]") for page in pages]
     ids = [[block["data-exec-id"] for block in side] for side in blocks]

@@ -259,16 +259,16 @@ def _timing_page(seconds: str, machine: str, winner: str) -> str:
 
 
 def test_a_timing_is_compared_for_what_is_not_a_timing():
-    from build_support.compare import _page_differences
+    from build_support.compare import page_differences
 
-    same = _page_differences(
+    same = page_differences(
         "page.html",
         _timing_page("0.012", "cpu · 1 device", "The loop"),
         _timing_page("0.019", "cpu · 1 device", "score_batch"),
         {"timed"},
     )
     assert same == []  # numbers, and the sentences drawn from them, vary between runs
-    other_machine = _page_differences(
+    other_machine = page_differences(
         "page.html",
         _timing_page("0.012", "cpu · 4 devices", "The loop"),
         _timing_page("0.012", "cpu · 1 device", "The loop"),
@@ -279,7 +279,7 @@ def test_a_timing_is_compared_for_what_is_not_a_timing():
         "  cached: measured on: cpu · 4 devices\n"
         "  fresh:  measured on: cpu · 1 device"
     ]
-    not_a_timing = _page_differences(
+    not_a_timing = page_differences(
         "page.html",
         _timing_page("0.012", "cpu", "The loop"),
         _timing_page("0.019", "cpu", "The loop"),
