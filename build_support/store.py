@@ -49,7 +49,8 @@ _KEY = re.compile(r"[0-9A-Za-z_-]{8,128}")
 
 def read_umask() -> int:
     """The process's umask, which gives an entry the mode any file the build writes gets.
-    Linux shows it; elsewhere set-and-restore (briefly 0 for the whole process: import time)."""
+    Linux shows it; elsewhere set-and-restore (briefly 0 for the whole process, when a
+    ``FileStore`` is made: a hook's ``on_config``)."""
     with contextlib.suppress(OSError, ValueError):
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"):
@@ -57,9 +58,6 @@ def read_umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return umask
-
-
-_UMASK = read_umask()
 
 
 class StoreError(Exception):
@@ -119,6 +117,8 @@ def _cause(error: OSError) -> str:
 @dataclass
 class FileStore(Store):
     root: Path
+    umask: int = field(default_factory=read_umask, repr=False, compare=False)
+    """The mode bits an entry withholds: the process's umask when the store is made."""
 
     def path(self, cache: str, key: str) -> Path:
         if not _KEY.fullmatch(key):
@@ -155,7 +155,7 @@ class FileStore(Store):
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(handle, "wb") as file:
                 file.write(header + entry.payload)
-                os.fchmod(file.fileno(), 0o666 & ~_UMASK)  # not mkstemp's 0600
+                os.fchmod(file.fileno(), 0o666 & ~self.umask)  # not mkstemp's 0600
             os.replace(temporary, path)  # atomic: readers see the old entry or the new one
         except OSError as error:
             if temporary is not None:

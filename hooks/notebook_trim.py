@@ -155,12 +155,17 @@ def trim_styles(page_html: str) -> str:
 
 
 _HOOK_SOURCE = Path(__file__).read_bytes()
-_TOOLS = f"tinycss2 {tinycss2.__version__}; Python {platform.python_version()}"
+
+
+def trimming_tools() -> str:
+    """The tools a trimmed page depends on besides this hook's source, with their versions
+    (``tinycss2 1.4.0; Python 3.12.8``): part of its key in the cache."""
+    return f"tinycss2 {tinycss2.__version__}; Python {platform.python_version()}"
 
 
 def trimmed_page(page_html: str, cache: Cache) -> str:
     """``trim_styles(page_html)``, read back from ``cache`` when this page was trimmed before."""
-    key = key_of(_HOOK_SOURCE, _TOOLS, page_html)
+    key = key_of(_HOOK_SOURCE, trimming_tools(), page_html)
     trimmed = cache.read_text(key)
     if trimmed is None:
         trimmed = trim_styles(page_html)

@@ -57,16 +57,18 @@ def on_startup(command, dirty):
     _command = command
 
 
-def version_folder_url(site_url: str, version: str, deployed: str | None) -> str:
+def version_folder_url(
+    site_url: str, version: str, deployed: str | None, serving: bool = False
+) -> str:
     """The published address of the version folder, ending in ``/``.
 
     Under ``mike deploy`` the build's ``site_url`` already ends in the folder it deploys
     (``deployed``, from ``build_support.settings``; mike's plugin appends it); that folder must
     be the page's version, or the line would install another version's wheel. Under ``mkdocs
-    serve`` the wheel is served from the dev server's root, so the line the author previews
-    installs it from there.
+    serve`` (``serving``) the wheel is served from the dev server's root, so the line the
+    author previews installs it from there.
     """
-    if _command == "serve":  # the dev server's site_url, with no version folder: its root
+    if serving:  # the dev server's site_url, with no version folder: its root
         return site_url.rstrip("/") + "/"
     if deployed is None:
         return f"{site_url.rstrip('/')}/{version}/"
@@ -86,7 +88,8 @@ def on_config(config):
         version = section.version(project)
     except (OSError, KeyError, ValueError) as error:
         raise PluginError(f"wheel: the section page's version: {error!r}") from None
-    folder_url = version_folder_url(config.site_url, version, settings.deployed_version())
+    deployed = settings.deployed_version()
+    folder_url = version_folder_url(config.site_url, version, deployed, _command == "serve")
     _inputs.update(project=project, version=version, folder_url=folder_url)
     name = wheel_name(project, version)
     url = f"{folder_url}{name}"
@@ -135,27 +138,28 @@ def _expected_outputs() -> dict:
     return record.expected_outputs(outputs, _install["version"], current_environment)
 
 
-def fill_placeholders(text: str, where: str, escape=lambda value: value) -> str:
-    """``text`` with each ``{{ install.name }}`` replaced by this build's value, passed through
-    ``escape`` (HTML, JSON); an unknown name raises ``PluginError`` naming ``where``."""
+def fill_placeholders(
+    text: str, where: str, values: dict[str, str], escape=lambda value: value
+) -> str:
+    """``text`` with each ``{{ install.name }}`` replaced by ``values[name]`` (this build's:
+    ``command``, ``url``, ``wheel``, ``version``), passed through ``escape`` (HTML, JSON); an
+    unknown name raises ``PluginError`` naming ``where``."""
 
     def substitute(match: re.Match[str]) -> str:
-        if match[1] not in _install:
-            raise PluginError(
-                f"{where}: unknown placeholder {match[0]!r}; known: {sorted(_install)}"
-            )
-        return escape(_install[match[1]])
+        if match[1] not in values:
+            raise PluginError(f"{where}: unknown placeholder {match[0]!r}; known: {sorted(values)}")
+        return escape(values[match[1]])
 
     return _PLACEHOLDER.sub(substitute, text)
 
 
 def on_page_markdown(markdown, page, config, files):
-    return fill_placeholders(markdown, page.file.src_uri)
+    return fill_placeholders(markdown, page.file.src_uri, _install)
 
 
 def on_page_content(content, page, config, files):
     # Notebook pages are rendered from the notebook by mkdocs-jupyter, never as Markdown.
-    return fill_placeholders(content, page.file.src_uri, html.escape)
+    return fill_placeholders(content, page.file.src_uri, _install, html.escape)
 
 
 def on_post_page(output, page, config):
@@ -163,11 +167,17 @@ def on_post_page(output, page, config):
         for path in Path(page.file.abs_dest_path).parent.iterdir():
             if path.suffix in {".ipynb", ".py"}:
                 escape = (lambda value: json.dumps(value)[1:-1]) if path.suffix == ".ipynb" else str
-                path.write_text(fill_placeholders(path.read_text(), str(path), escape))
+                text = fill_placeholders(path.read_text(), str(path), _install, escape)
+                path.write_text(text)
     return output
 
 
-def on_post_build(config):
-    served = Path(config.site_dir) / _wheel.name
+def check_served(site_dir: Path, wheel_name: str) -> None:
+    """Raise ``PluginError`` when the wheel ``wheel_name`` is not in the built site."""
+    served = site_dir / wheel_name
     if not served.is_file():
-        raise PluginError(f"wheel: {_wheel.name} is missing from the built site ({served})")
+        raise PluginError(f"wheel: {wheel_name} is missing from the built site ({served})")
+
+
+def on_post_build(config):
+    check_served(Path(config.site_dir), _wheel.name)

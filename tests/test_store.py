@@ -105,14 +105,24 @@ def test_the_execution_cache_misses_on_a_fault_and_says_corrupt(tmp_path, lines)
     assert len(lines()) == 2
 
 
-def test_entries_are_group_readable_not_0600(files, monkeypatch):
-    umask = os.umask(0o022)
-    os.umask(umask)
-    assert store_module.read_umask() == umask  # the mode a plain open() would give
-    monkeypatch.setattr(store_module, "_UMASK", 0o022)
+@pytest.fixture(params=[0o022, 0o027], ids=["umask 022", "umask 027"])
+def process_umask(request):
+    """The process's umask set for the test (022, then 027), and restored after it."""
+    before = os.umask(request.param)
+    yield request.param
+    os.umask(before)
+
+
+def test_entries_get_the_mode_a_plain_file_gets_group_readable_not_0600(tmp_path, process_umask):
+    assert store_module.read_umask() == process_umask
+    files = FileStore(tmp_path / "store")  # made under the process's umask
     Cache("wheel", files).write(KEY, b"PK\x03\x04")
-    mode = stat.S_IMODE(files.path("wheel", KEY).stat().st_mode)
-    assert mode == 0o644 and mode & stat.S_IRGRP
+    entry = files.path("wheel", KEY)
+    plain = entry.with_name("plain")
+    plain.write_bytes(b"")  # the mode a plain open() gives
+    mode = stat.S_IMODE(entry.stat().st_mode)
+    assert mode == stat.S_IMODE(plain.stat().st_mode) == 0o666 & ~process_umask
+    assert mode & stat.S_IRGRP
 
 
 _READ_AS_NOBODY = """

@@ -19,12 +19,9 @@ import pytest
 from build_support import record, wheel_build
 from examples import verify as verify_module
 from examples.verify import check, environment, environment_lines, short_diff, verify
-from testkit.hooks import load_hook
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.shown_blocks import shown_blocks
 from testkit.site import page, served_wheel
-
-wheel_hook = load_hook("wheel")
 
 BOOK_VERSION = "v0-test"
 

@@ -127,33 +127,36 @@ def test_a_wheel_that_cannot_be_built_fails_the_build_and_says_so(docs_copy):
     assert "wheel: `uv build --wheel` failed" in result.stderr
 
 
-def test_a_wheel_missing_from_the_built_site_fails_the_build_and_names_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(wheel_hook, "_wheel", tmp_path / "dl_course_p5_9_1-1-py3-none-any.whl")
-
-    class Config:
-        site_dir = str(tmp_path / "site")
-
+def test_a_wheel_missing_from_the_built_site_fails_the_build_and_names_it(tmp_path):
+    name = "dl_course_p5_9_1-1-py3-none-any.whl"
+    site = tmp_path / "site"
+    site.mkdir()
     with pytest.raises(PluginError, match=r"dl_course_p5_9_1-1-py3-none-any\.whl is missing"):
-        wheel_hook.on_post_build(Config())
+        wheel_hook.check_served(site, name)
+    (site / name).write_bytes(b"PK")
+    wheel_hook.check_served(site, name)  # served: no error
 
 
-def test_an_unknown_install_placeholder_fails_and_names_the_page(monkeypatch):
-    monkeypatch.setattr(wheel_hook, "_install", {"command": "python -m pip install x"})
+def test_an_unknown_install_placeholder_fails_and_names_the_page():
+    values = {"command": "python -m pip install x"}
     fill = wheel_hook.fill_placeholders
-    assert fill("{{ install.command }}", "page.md") == "python -m pip install x"
-    assert fill("{{install.command}}", "page.md", str.upper) == "PYTHON -M PIP INSTALL X"
+    assert fill("{{ install.command }}", "page.md", values) == "python -m pip install x"
+    assert fill("{{install.command}}", "page.md", values, str.upper) == "PYTHON -M PIP INSTALL X"
     unknown = r"page\.md: unknown placeholder '\{\{ install\.cmd \}\}'"
     with pytest.raises(PluginError, match=unknown):
-        fill("{{ install.cmd }}", "page.md")
+        fill("{{ install.cmd }}", "page.md", values)
 
 
 def test_mike_must_deploy_the_pages_own_version():
-    folder_url = wheel_hook.version_folder_url  # its last argument: the folder mike deploys
+    folder_url = wheel_hook.version_folder_url  # its third argument: the folder mike deploys
     assert folder_url("https://s.invalid/", "v1", None) == "https://s.invalid/v1/"
     # mike deploys the folder v1: its plugin has appended the folder to site_url already
     assert folder_url("https://s.invalid/v1", "v1", "v1") == "https://s.invalid/v1/"
     with pytest.raises(PluginError, match="mike deploys the folder 'v0'"):
         folder_url("https://s.invalid/v0", "v1", "v0")
+    # mkdocs serve: the wheel is served from the dev server's root, whatever the version
+    served = folder_url("http://127.0.0.1:8000/", "v1", None, serving=True)
+    assert served == "http://127.0.0.1:8000/"
 
 
 def test_no_page_tells_a_reader_to_install_by_name(built_site):
