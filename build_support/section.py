@@ -37,8 +37,13 @@ def package_name(root: Path = ROOT) -> str:
     """The import name of the package the pages run and readers install: the one package of
     pyproject.toml's wheel (``examples``)."""
     table = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
-    (name,) = table["targets"]["wheel"]["packages"]
-    return name
+    packages = table["targets"]["wheel"].get("packages")
+    if not (isinstance(packages, list) and len(packages) == 1 and isinstance(packages[0], str)):
+        raise ValueError(
+            "pyproject.toml: [tool.hatch.build.targets.wheel] packages must name the one package "
+            f"the pages run and readers install, as a list of one name; got {packages!r}"
+        )
+    return packages[0]
 
 
 PACKAGE = package_name()

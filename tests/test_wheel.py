@@ -120,8 +120,8 @@ def test_the_digest_changes_with_every_input(tmp_path):
 
 
 def test_a_wheel_that_cannot_be_built_fails_the_build_and_says_so(docs_copy):
-    pyproject = docs_copy / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('packages = ["examples"]', "packages = 1"))
+    hatch_build = docs_copy / "hatch_build.py"  # run by hatchling alone, in uv build's process
+    hatch_build.write_text(hatch_build.read_text() + '\nraise RuntimeError("broken on purpose")\n')
     result = mkdocs_build(docs_copy / "mkdocs.yml", docs_copy / "site")
     assert result.returncode != 0
     assert "wheel: `uv build --wheel` failed" in result.stderr
