@@ -94,7 +94,8 @@ def site(tmp_path_factory) -> Path:
         shutil.copytree(ROOT / name, project / name, ignore=ignore)
     (project / "hooks").mkdir()
     shutil.copy(ROOT / "hooks/execution.py", project / "hooks/execution.py")
-    shutil.copy(ROOT / "uv.lock", project / "uv.lock")
+    for name in ("uv.lock", "pyproject.toml"):  # the build names its package from pyproject's
+        shutil.copy(ROOT / name, project / name)
     files = {
         "mkdocs.yml": MKDOCS_YML,
         "docs/index.md": PAGE,
