@@ -145,6 +145,28 @@ def test_a_uv_lock_change_reruns_every_block(project, edit):
     assert {why for _, why in rows.values()} == {"uv.lock changed"}
 
 
+def test_the_builds_own_code_in_a_subpackage_is_in_every_key_but_what_reads_the_build(
+    project, edit
+):
+    """Every module under build_support/, subpackages included, is in every key
+    (``ingredients.build_code``), but for those that only read what was built
+    (``NOT_IN_ENTRIES``, by path: the Build report's module is one)."""
+    edit(
+        "build_support/execution/blocks.py", "\n\nfrom __future__", "\n# an edit\n\nfrom __future__"
+    )
+    rows, _ = build(project)
+    assert ran(rows) == every_block(rows)
+    assert {why for _, why in rows.values()} == {"build_support/execution/blocks.py changed"}
+
+    edit(
+        "build_support/publishing/report.py",
+        "\n\nfrom __future__",
+        "\n# an edit\n\nfrom __future__",
+    )
+    rows, _ = build(project)
+    assert ran(rows) == set()
+
+
 def test_a_different_backend_label_reruns_what_uses_jax_only(project):
     rows, _ = build(project, JAX_PLATFORMS="cpu")
     assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
