@@ -62,8 +62,9 @@ test-tools: setup
 	@$(BIN)/python -m build_support.browser "make test needs a browser (the browser tests drive it)" >/dev/null
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
-## reusing every output whose ingredients did not change: see build_support/cache.py). A block
-## that fails shows its error in its page instead of stopping the server (build_support/guard.py).
+## reusing every output whose ingredients did not change: see build_support/caching/cache.py).
+## A block that fails shows its error in its page instead of stopping the server
+## (build_support/execution/guard.py).
 DEV_ADDR ?= 127.0.0.1:8000
 serve: setup
 	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
@@ -86,7 +87,7 @@ build: setup
 ## check-cache: build with the cache and fresh (a copy, empty caches), side by side, into
 ## .cache/check-cache/; fail on any difference, naming the page, the block and the first line
 check-cache: setup
-	$(BIN)/python -m build_support.check_cache
+	$(BIN)/python -m build_support.caching.check_cache
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup test-tools lint
@@ -111,7 +112,7 @@ publish: setup
 		$(MIKE) deploy --update-aliases $(VERSION) latest || $(DROP_STAGING)
 	@$(SWAP_IN_STAGING)
 	$(MIKE) set-default latest
-	@$(BIN)/python -m build_support.record $(VERSION)
+	@$(BIN)/python -m build_support.publishing.record $(VERSION)
 
 print-version:
 	@echo $(VERSION)
@@ -120,5 +121,5 @@ print-version:
 # The store's own command deletes only the files of its layout: COURSE_CACHE_DIR may name a
 # folder that holds other things (~/.cache). It reads the build's settings, with MkDocs: .venv's.
 clean:
-	! test -x $(BIN)/python || $(BIN)/python -m build_support.store clear
+	! test -x $(BIN)/python || $(BIN)/python -m build_support.caching.store clear
 	rm -rf site $(STAGING) site.previous .cache .pytest_cache .ruff_cache .hypothesis

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from build_support.check_cache import check
+from build_support.caching.check_cache import check
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
 

@@ -1,11 +1,11 @@
 """What drawing the diagrams at build time costs, with and without the cache of drawn SVGs.
 
-hooks/mermaid_svg.py has mermaid draw each diagram in headless chromium when the site is
-built, and keeps the SVG in the store's diagrams cache (build_support/store.py). This times, in
+hooks/mermaid_svg.py has mermaid draw each diagram in headless chromium when the site is built,
+and keeps the SVG in the store's diagrams cache (build_support/caching/store.py). This times, in
 turns, full strict builds with no diagram in the store (every diagram drawn: chromium started,
 mermaid loaded; the store's other caches warm) and with every one (no browser started), and the
-drawing step alone. Target: with a warm cache the drawing step
-takes at most 0.05 s (no browser starts).
+drawing step alone. Target: with a warm cache the drawing step takes at most 0.05 s (no browser
+starts).
 
     python benchmarks/diagram_cache.py [--repeats 3]
 """
@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import material
 
-from build_support.store import ROOT_ENV
+from build_support.caching.store import ROOT_ENV
 from examples import BATCH, sequential_vs_parallel_flowchart
 from testkit.build import mkdocs_build
 from testkit.hooks import load_hook

@@ -1,9 +1,9 @@
 """The strict build as a command: the project's root, the switches every build runs with, and
 the ``mkdocs build`` command line. The Makefile exports ``BUILD_ENV`` from here
-(``python3 -m build_support.build_command env``); ``make check-cache`` (``check_cache.py``) and
-the tests' and benchmarks' tooling (``testkit``) import it. Standard library only: the Makefile
-runs it before the virtual environment exists, and the numeric tests also run where only jax,
-numpy and pytest are installed."""
+(``python3 -m build_support.build_command env``); ``make check-cache``
+(``caching/check_cache.py``) and the tests' and benchmarks' tooling (``testkit``) import it.
+Standard library only: the Makefile runs it before the virtual environment exists, and the
+numeric tests also run where only jax, numpy and pytest are installed."""
 
 from __future__ import annotations
 

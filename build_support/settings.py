@@ -7,7 +7,7 @@ option. ``hooks/settings.py`` validates them when the build starts (``use``). Wh
 outside MkDocs sets an option, mkdocs.yml reads it from the environment (``!ENV``); ``ENV_VARS``
 lists those variables. The version mike deploys is mike's to say, not an option
 (``deployed_version()``). Code reads the settings here only: ``of(config)`` in a hook,
-``current()`` anywhere else; outside a build (``python -m build_support.store clear``,
+``current()`` anywhere else; outside a build (``python -m build_support.caching.store clear``,
 check-cache, the tests) ``current`` reads the project's mkdocs.yml as MkDocs does, so both get
 the same values.
 """
@@ -24,8 +24,8 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import ConfigurationError
 from mkdocs.utils.yaml import yaml_load
 
+from .caching.store import ROOT_ENV
 from .section import ROOT
-from .store import ROOT_ENV
 
 KEY = "build"  # mkdocs.yml: extra.build
 
@@ -70,7 +70,7 @@ class BuildSettings(base.Config):
     side."""
 
     cache_dir = c.Dir(exists=False, default=".cache")
-    """The folder of the store that holds every cache (build_support/store.py), relative to
+    """The folder of the store that holds every cache (build_support/caching/store.py), relative to
     mkdocs.yml. Set by the tests and check-cache, to give a build an empty store of its own."""
 
     cell_timeout_s = Seconds(default=60)

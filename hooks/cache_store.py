@@ -1,12 +1,12 @@
-"""Keeps the store of every cache (build_support/store.py) within its bound: at the end of each
-build, the least recently used entries past ``LIMIT_BYTES`` are deleted."""
+"""Keeps the store of every cache (build_support/caching/store.py) within its bound: at the end
+of each build, the least recently used entries past ``LIMIT_BYTES`` are deleted."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
-from build_support.store import LIMIT_BYTES, FileStore, store_root
+from build_support.caching.store import LIMIT_BYTES, FileStore, store_root
 
 log = logging.getLogger("mkdocs.hooks.cache_store")
 

@@ -1,6 +1,6 @@
 """The one hook for execution: maps MkDocs' events onto ``build_support`` (runner, cache,
 notebooks, record, report). Every ``python exec`` block and every notebook is run or reused by
-``build_support.runner``'s ``Build``; nothing else wraps markdown-exec's formatters.
+``build_support.execution.runner``'s ``Build``; nothing else wraps markdown-exec's formatters.
 
 Hook order matters, and mkdocs.yml keeps it: this hook comes right after settings.py
 (which validates the settings it reads), so that its ``on_page_content`` writes each session's
@@ -25,7 +25,9 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from build_support import guard, record, report, runner, settings
+from build_support import settings
+from build_support.execution import guard, runner
+from build_support.publishing import record, report
 
 log = logging.getLogger("mkdocs.hooks.execution")
 

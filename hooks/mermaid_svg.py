@@ -13,7 +13,7 @@ diagram with Material's CSS variables, so one SVG follows the reader's colour sc
 toggle, like the rest of the page. The drawing page loads Material's stylesheets too, so labels
 are measured in the site's own fonts.
 
-Drawn SVGs are kept in the store's ``diagrams`` cache (build_support/store.py), keyed on the
+Drawn SVGs are kept in the store's ``diagrams`` cache (build_support/caching/store.py), keyed on the
 diagram's source, mermaid's file, Material's stylesheets, this hook's drawing script, playwright's
 version and the system's font folders (labels are measured in system fonts). Each entry holds the
 version of the browser that drew it: where a browser is found, an entry drawn by another version
@@ -36,8 +36,8 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 
 from build_support import browser
-from build_support.named_cache import Cache, as_mapping
-from build_support.store import EntryFault, key_of
+from build_support.caching.named_cache import Cache, as_mapping
+from build_support.caching.store import EntryFault, key_of
 
 MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
 _MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"

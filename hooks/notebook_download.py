@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jupytext
 
-from build_support.notebooks import read_jupytext
+from build_support.execution.notebooks import read_jupytext
 
 
 def _notebook_name(page) -> str:

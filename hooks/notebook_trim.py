@@ -12,8 +12,8 @@ So, once mkdocs-jupyter has rendered a notebook page, this hook
 - drops the MathJax loader and its configuration, and the cdnjs mermaid loader. A notebook
   whose output is a mermaid diagram fails the build instead of drawing nothing.
 
-Parsing JupyterLab's stylesheet takes most of a second, so a trimmed page is kept in the
-store's ``notebook-trim`` cache (build_support/store.py), keyed on the page as rendered, this
+Parsing JupyterLab's stylesheet takes most of a second, so a trimmed page is kept in the store's
+``notebook-trim`` cache (build_support/caching/store.py), keyed on the page as rendered, this
 hook's own source and the versions of tinycss2 and Python: a rebuild with an unchanged notebook
 page reads it back.
 """
@@ -27,8 +27,8 @@ from pathlib import Path
 import tinycss2
 from mkdocs.exceptions import PluginError
 
-from build_support.named_cache import Cache
-from build_support.store import key_of
+from build_support.caching.named_cache import Cache
+from build_support.caching.store import key_of
 
 _STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
 _MATHJAX = re.compile(

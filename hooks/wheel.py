@@ -3,15 +3,15 @@
 The wheel of the ``examples`` package is built (``uv build --wheel``, hatchling) from the same
 sources the build's blocks import, and published at the root of the built site, which mike
 turns into the version folder: ``<site_url><version>/<wheel>``. The wheel is built, or read
-from the store where nothing that goes into it changed, by ``build_support.wheel_build``.
+from the store where nothing that goes into it changed, by ``build_support.publishing.wheel_build``.
 
 The wheel also carries the book's expected outputs (``python -m examples verify``): the source
 and output of every block shown with a text output, taken from this build's execution record
-(``build_support.record.expected_outputs``). They exist once every page's blocks have run, so
-the wheel is built in ``on_env`` (after every page is rendered, before files are copied); its
-name, which the pages show, is known from the start. The outputs go to hatchling in a file
-outside the source tree (``COURSE_EXPECTED_OUTPUTS``, read by ``hatch_build.py``) and into the
-wheel's digest: written into ``examples/`` they would change the execution cache's key.
+(``build_support.publishing.record.expected_outputs``). They exist once every page's blocks have
+run, so the wheel is built in ``on_env`` (after every page is rendered, before files are
+copied); its name, which the pages show, is known from the start. The outputs go to hatchling in
+a file outside the source tree (``COURSE_EXPECTED_OUTPUTS``, read by ``hatch_build.py``) and
+into the wheel's digest: written into ``examples/`` they would change the execution cache's key.
 
 ``{{ install.name }}`` in a page (and in a notebook's text, its ``.ipynb`` and its jupytext
 source) becomes:
@@ -39,9 +39,15 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 from build_support import section, settings
-from build_support.named_cache import Cache
-from build_support.store import key_of
-from build_support.wheel_build import Wheel, builder_version, cached_wheel, wheel_digest, wheel_name
+from build_support.caching.named_cache import Cache
+from build_support.caching.store import key_of
+from build_support.publishing.wheel_build import (
+    Wheel,
+    builder_version,
+    cached_wheel,
+    wheel_digest,
+    wheel_name,
+)
 
 _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
 
@@ -127,7 +133,8 @@ def on_env(env, config, files):
 def _expected_outputs() -> dict:
     if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from build_support import record, runner
+    from build_support.execution import runner
+    from build_support.publishing import record
 
     def current_environment():
         from examples.verify import environment

@@ -10,7 +10,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from build_support.store import ROOT_ENV as CACHE_ROOT_ENV
+from build_support.caching.store import ROOT_ENV as CACHE_ROOT_ENV
 
 from .project import ROOT
 

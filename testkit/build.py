@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from build_support.build_command import BUILD_ENV, ROOT, build_command
-from build_support.store import ROOT_ENV as CACHE_ROOT_ENV
+from build_support.caching.store import ROOT_ENV as CACHE_ROOT_ENV
 
 _PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
 _PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]

@@ -70,7 +70,7 @@ def test_benchmarks_share_helpers_with_the_tests_through_testkit_only():
 
 
 def test_neither_the_build_nor_the_wheel_imports_testkit():
-    build = [*(ROOT / "build_support").glob("*.py"), *(ROOT / "hooks").glob("*.py")]
+    build = [*(ROOT / "build_support").rglob("*.py"), *(ROOT / "hooks").glob("*.py")]
     wheel = [*(ROOT / "examples").rglob("*.py"), ROOT / "hatch_build.py"]
     assert len(build) > 10 and len(wheel) > 10
     importing = [path for path in build + wheel if "testkit" in imported_packages(path)]

@@ -1,5 +1,5 @@
 """No block ends, hangs or floods a build; a failing block is named, and shown in its page
-under ``mkdocs serve`` (build_support/guard.py, build_support/limits.py).
+under ``mkdocs serve`` (build_support/execution/guard.py, build_support/execution/limits.py).
 
 The builds here are of a one-page site that loads the project's execution hook (a second or two
 each), not of the course: what is tested is the hook, not the pages.
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from build_support import guard, limits
 from build_support.build_command import BUILD_ENV
+from build_support.execution import guard, limits
 from testkit.author import author_env
 from testkit.build import mkdocs_build
 from testkit.project import ROOT

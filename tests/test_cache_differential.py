@@ -1,4 +1,4 @@
-"""Cached equals fresh, after each change an author makes (build_support/check_cache.py).
+"""Cached equals fresh, after each change an author makes (build_support/caching/check_cache.py).
 
 A small site (one page: a session whose first block is a snippet, a block that prints Markdown
 with a glossary word and a file it reads, a block that prints JAX's devices and dtype) is built
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from build_support import blocks, runner, session_runs
-from build_support.cache import ExecutionCache
-from build_support.check_cache import check
-from build_support.store import FileStore
+from build_support.caching.cache import ExecutionCache
+from build_support.caching.check_cache import check
+from build_support.caching.store import FileStore
+from build_support.execution import blocks, runner, session_runs
 from testkit.project import ROOT
 
 MKDOCS_YML = """\
@@ -94,7 +94,8 @@ def site(tmp_path_factory) -> Path:
         shutil.copytree(ROOT / name, project / name, ignore=ignore)
     (project / "hooks").mkdir()
     shutil.copy(ROOT / "hooks/execution.py", project / "hooks/execution.py")
-    shutil.copy(ROOT / "uv.lock", project / "uv.lock")
+    for name in ("uv.lock", "pyproject.toml"):  # the build names its package from pyproject's
+        shutil.copy(ROOT / name, project / name)
     files = {
         "mkdocs.yml": MKDOCS_YML,
         "docs/index.md": PAGE,
@@ -259,7 +260,7 @@ def _timing_page(seconds: str, machine: str, winner: str) -> str:
 
 
 def test_a_timing_is_compared_for_what_is_not_a_timing():
-    from build_support.compare import page_differences
+    from build_support.caching.compare import page_differences
 
     same = page_differences(
         "page.html",
@@ -292,7 +293,7 @@ def test_a_wheel_is_compared_member_by_member(tmp_path):
     """The wheel carries the book's expected outputs: a stale one is named by its member."""
     import zipfile
 
-    from build_support.compare import differences
+    from build_support.caching.compare import differences
 
     for side, score in (("cached", "0.9"), ("fresh", "0.2")):
         (tmp_path / side).mkdir()

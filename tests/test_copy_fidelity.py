@@ -1,11 +1,11 @@
 """Copy fidelity: every Python block the site displays runs as copied and prints what is shown.
 
-Read from the built HTML, not the Markdown. build_support/blocks.py wraps each executed block
-in ``div.exec-block``: inside it, markdown-exec's source block and its output block. A block
-is taken as Material's copy button takes it (the ``code`` element's text, annotations left
-out, trailing whitespace trimmed), run in a fresh interpreter whose only import from this
-repository is the ``examples`` package, and its stdout is compared with the output block.
-Notebook pages are checked cell by cell, in order, by tests/test_notebook_*.py.
+Read from the built HTML, not the Markdown. build_support/execution/blocks.py wraps each
+executed block in ``div.exec-block``: inside it, markdown-exec's source block and its output
+block. A block is taken as Material's copy button takes it (the ``code`` element's text,
+annotations left out, trailing whitespace trimmed), run in a fresh interpreter whose only import
+from this repository is the ``examples`` package, and its stdout is compared with the output
+block. Notebook pages are checked cell by cell, in order, by tests/test_notebook_*.py.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Output drift between versions: ``make publish`` names every output that changed since the
-previous version on gh-pages (build_support/record.py), and the new Build report lists them."""
+previous version on gh-pages (build_support/publishing/record.py), and the new Build report
+lists them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from build_support.record import RECORD_FILE, Output, compare
+from build_support.publishing.record import RECORD_FILE, Output, compare
 from testkit.author import publish_copy, run_in
 from testkit.project import SECTION_PAGE
 

@@ -1,4 +1,5 @@
-"""The execution cache never serves a stale output (build_support/cache.py, blocks.py).
+"""The execution cache never serves a stale output (build_support/caching/cache.py,
+execution/blocks.py).
 
 Every build here runs in a throw-away copy of the project (docs, hooks, the ``examples``
 package, build_support, uv.lock), first on ``PYTHONPATH`` so that the copy's package is the
@@ -20,8 +21,8 @@ import pytest
 from bs4 import BeautifulSoup
 
 from build_support.build_command import BUILD_ENV
-from build_support.cache import ExecutionCache
-from build_support.store import FileStore
+from build_support.caching.cache import ExecutionCache
+from build_support.caching.store import FileStore
 from testkit.author import author_env
 from testkit.build import copy_env, copy_project, mkdocs_build
 from testkit.project import EXEC_FENCE, ROOT, SECTION_PAGE
@@ -144,10 +145,32 @@ def test_a_uv_lock_change_reruns_every_block(project, edit):
     assert {why for _, why in rows.values()} == {"uv.lock changed"}
 
 
+def test_the_builds_own_code_in_a_subpackage_is_in_every_key_but_what_reads_the_build(
+    project, edit
+):
+    """Every module under build_support/, subpackages included, is in every key
+    (``ingredients.build_code``), but for those that only read what was built
+    (``NOT_IN_ENTRIES``, by path: the Build report's module is one)."""
+    edit(
+        "build_support/execution/blocks.py", "\n\nfrom __future__", "\n# an edit\n\nfrom __future__"
+    )
+    rows, _ = build(project)
+    assert ran(rows) == every_block(rows)
+    assert {why for _, why in rows.values()} == {"build_support/execution/blocks.py changed"}
+
+    edit(
+        "build_support/publishing/report.py",
+        "\n\nfrom __future__",
+        "\n# an edit\n\nfrom __future__",
+    )
+    rows, _ = build(project)
+    assert ran(rows) == set()
+
+
 def test_a_different_backend_label_reruns_what_uses_jax_only(project):
     rows, _ = build(project, JAX_PLATFORMS="cpu")
     assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
-    assert all(  # the variables JAX reads are in the key (build_support/ingredients.py)
+    assert all(  # the variables JAX reads are in the key (build_support/caching/ingredients.py)
         why.startswith("environment changed (") and "JAX_PLATFORMS=cpu" in why
         for _, why in rows.values()
         if why
@@ -190,7 +213,7 @@ def test_two_builds_at_once_do_not_corrupt_the_cache(tmp_path):
 _HAMMER = """
 import sys
 from pathlib import Path
-from build_support.cache import ExecutionCache
+from build_support.caching.cache import ExecutionCache
 cache, corrupt = ExecutionCache(Path(sys.argv[1])), 0
 for i in range(300):  # one key, payloads of changing size, read back in between
     cache.store("k" * 64, {"writer": sys.argv[2], "blocks": ["x" * (1000 * (i % 7 + 1))]})
@@ -324,7 +347,7 @@ def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_pa
 
 @pytest.fixture
 def a_build(tmp_path, monkeypatch):
-    from build_support import runner
+    from build_support.execution import runner
 
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("FRESH", raising=False)
@@ -337,7 +360,7 @@ def a_build(tmp_path, monkeypatch):
 def test_a_failing_block_is_never_stored(a_build, monkeypatch):
     import markdown
 
-    from build_support import blocks, guard
+    from build_support.execution import blocks, guard
 
     # As under mkdocs serve, where a failure shows in the page and the build goes on (elsewhere
     # it fails the build: tests/test_block_guard.py); markdown-exec's own formatter runs it.
@@ -366,4 +389,4 @@ def test_make_build_fresh_and_make_clean_do_what_the_readme_says():
     assert "FRESH= .venv/bin/mkdocs build --strict" in dry_run("build")
     assert ".cache" in dry_run("clean").split()
     publish = dry_run("publish")
-    assert "FRESH=1" in publish and "python -m build_support.record" in publish
+    assert "FRESH=1" in publish and "python -m build_support.publishing.record" in publish

@@ -1,4 +1,5 @@
-"""Notebooks run beside the build (build_support.notebooks); timed blocks wait for them."""
+"""Notebooks run beside the build (build_support.execution.notebooks); timed blocks wait for
+them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import threading
 
 import pytest
 
-from build_support import blocks, notebooks, runner, section, settings
+from build_support import section, settings
+from build_support.execution import blocks, notebooks, runner
 from testkit.project import ROOT
 
 

@@ -1,5 +1,5 @@
 """Re-importing ``examples`` at each build: after it, an edit to the package shows at the next
-import (``mkdocs serve``). Done by hooks/execution.py with ``build_support.runner``."""
+import (``mkdocs serve``). Done by hooks/execution.py with ``build_support.execution.runner``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from build_support import runner
+from build_support.execution import runner
 from testkit.hooks import load_hook
 from testkit.project import ROOT
 

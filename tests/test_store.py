@@ -1,5 +1,5 @@
-"""The one store behind every cache (build_support/store.py, named_cache.py): a fault is a miss
-with one line.
+"""The one store behind every cache (build_support/caching/store.py, named_cache.py): a fault is
+a miss with one line.
 
 Each fault the issue lists is made here for real where it can be (an entry of the wrong shape, a
 folder in its place, an entry another user cannot read: a read as the unprivileged ``nobody``)
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from build_support import named_cache
-from build_support import store as store_module
-from build_support.cache import ExecutionCache
-from build_support.named_cache import Cache
-from build_support.store import Entry, FileStore, key_of
+from build_support.caching import named_cache
+from build_support.caching import store as store_module
+from build_support.caching.cache import ExecutionCache
+from build_support.caching.named_cache import Cache
+from build_support.caching.store import Entry, FileStore, key_of
 from testkit.build import mkdocs_build
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.site import page
@@ -128,8 +128,8 @@ def test_entries_get_the_mode_a_plain_file_gets_group_readable_not_0600(tmp_path
 _READ_AS_NOBODY = """
 import os, sys
 from pathlib import Path
-from build_support.named_cache import Cache
-from build_support.store import FileStore
+from build_support.caching.named_cache import Cache
+from build_support.caching.store import FileStore
 os.setgid(65534)
 os.setuid(65534)  # from here on, the reads are another user's
 cache = Cache("execution", FileStore(Path(sys.argv[1])))
@@ -240,7 +240,7 @@ def test_make_clean_empties_the_store_wherever_it_is(tmp_path):
     (elsewhere / "someone-elses").write_text("kept")
     env = {**os.environ, store_module.ROOT_ENV: str(elsewhere)}
     result = subprocess.run(
-        [sys.executable, "-m", "build_support.store", "clear"],
+        [sys.executable, "-m", "build_support.caching.store", "clear"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -249,7 +249,7 @@ def test_make_clean_empties_the_store_wherever_it_is(tmp_path):
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in elsewhere.iterdir()) == ["someone-elses"]
     dry_run = subprocess.run(["make", "-n", "clean"], cwd=ROOT, capture_output=True, text=True)
-    assert "-m build_support.store clear" in dry_run.stdout
+    assert "-m build_support.caching.store clear" in dry_run.stdout
 
 
 def test_a_key_the_store_cannot_name_a_file_by_is_refused(files):

@@ -16,7 +16,7 @@ import zipfile
 
 import pytest
 
-from build_support import record, wheel_build
+from build_support.publishing import record, wheel_build
 from examples import verify as verify_module
 from examples.verify import check, environment, environment_lines, short_diff, verify
 from testkit.project import ROOT, SECTION_PAGE

@@ -15,9 +15,9 @@ from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
-from build_support import wheel_build
-from build_support.named_cache import Cache
-from build_support.store import FileStore, key_of
+from build_support.caching.named_cache import Cache
+from build_support.caching.store import FileStore, key_of
+from build_support.publishing import wheel_build
 from examples import DISTRIBUTION
 from testkit.author import section_version
 from testkit.build import mkdocs_build

@@ -1,19 +1,20 @@
 """The execution cache: each executed output stored under the key of what it depends on, and
 the one protocol every executed output goes through (``OutputCache``).
 
-An entry is reused only when every ingredient of its key is the same as when it was stored,
-and every file its run read is unchanged (``build_support/reads.py``). What the key holds is
-listed once, in ``environment.Environment.described`` (the Build report prints that list);
-``build_support/ingredients.py`` says why each rendering and environment ingredient is there.
+An entry is reused only when every ingredient of its key is the same as when it was stored, and
+every file its run read is unchanged (``build_support/execution/reads.py``). What the key holds
+is listed once, in ``environment.Environment.described`` (the Build report prints that list);
+``build_support/caching/ingredients.py`` says why each rendering and environment ingredient is
+there.
 
 The protocol (``OutputCache``): ``look_up`` finds the entry for an output's ingredients and
 remembers them (its reuse), or says why the output must run; ``keep`` stores what the run
 produced and remembers its ingredients, so that the next run can say what changed. Blocks,
 sessions, notebooks, their rendered pages and the prose's numbers all go through it.
 
-Entries are JSON mappings in the store's ``execution`` cache (build_support/store.py: under
-``.cache/``, or ``$COURSE_CACHE_DIR``), checksummed and written atomically there: an entry that
-is truncated, edited, unreadable or not a mapping is a miss, and the output runs again.
+Entries are JSON mappings in the store's ``execution`` cache (build_support/caching/store.py:
+under ``.cache/``, or ``$COURSE_CACHE_DIR``), checksummed and written atomically there: an entry
+that is truncated, edited, unreadable or not a mapping is a miss, and the output runs again.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import named_cache, settings, store
-from .section import PACKAGE
+from .. import settings
+from ..section import PACKAGE
+from . import named_cache, store
 
 
 def fresh() -> bool:

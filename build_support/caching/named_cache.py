@@ -1,4 +1,4 @@
-"""One named cache in the store (build_support/store.py), where a fault is a miss.
+"""One named cache in the store (build_support/caching/store.py), where a fault is a miss.
 
 Every cache of the build (``execution``, ``diagrams``, ``notebook-trim``, ``wheel``) reads and
 writes through ``Cache``: an entry that cannot be used (corrupt, unreadable, of the wrong shape)

@@ -28,7 +28,7 @@ class Run:
 
 
 def outputs(runs: Iterable[Run]) -> list[Output]:
-    """The runs as ``execution-record.json`` records them (``build_support/record.py``)."""
+    """The runs as ``execution-record.json`` records them (``record.py``)."""
     return [
         Output(
             run.page,

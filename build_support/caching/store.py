@@ -17,7 +17,7 @@ build's ``cache_dir`` setting (build_support/settings.py: ``.cache/`` in the pro
 
 ``Store`` is the interface; ``FileStore`` its file-system implementation, which raises
 ``EntryFault`` for an entry it cannot use and ``WriteFault`` for one it cannot write. The
-caches use it through ``build_support.named_cache.Cache``, which turns either into a miss.
+caches use it through ``build_support.caching.named_cache.Cache``, which turns either into a miss.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class Store(ABC):
 
 def store_root(project_root: Path) -> Path:
     """The store's folder: the ``cache_dir`` setting of the project's build."""
-    from .settings import current  # here: the rest of this module needs the standard library only
+    from ..settings import current  # here: the rest of this module needs the standard library only
 
     return Path(current(project_root).cache_dir)
 
@@ -218,8 +218,8 @@ def key_of(*parts: str | bytes) -> str:
     return digest.hexdigest()
 
 
-if __name__ == "__main__":  # python -m build_support.store clear (make clean)
+if __name__ == "__main__":  # python -m build_support.caching.store clear (make clean)
     if sys.argv[1:] != ["clear"]:
-        raise SystemExit("usage: python -m build_support.store clear")
+        raise SystemExit("usage: python -m build_support.caching.store clear")
     root = store_root(Path.cwd())
     print(f"{root}: {FileStore(root).clear()} cache entries removed")

@@ -9,8 +9,8 @@ already there and keeps it) by one that hands each block to ``Build.format_block
 ``Build`` holds one build's state; what it does lives beside it, one concern a module:
 ``blocks.py`` (a block alone), ``session_runs.py`` (markdown-exec sessions, one run each),
 ``notebook_runs.py`` (notebooks in the background), ``notebook_page.py`` (a notebook's page),
-``runs.py`` (what ran, for the Build report and the drift record). Every output goes through
-the execution cache's one protocol (``cache.OutputCache``).
+``publishing/runs.py`` (what ran, for the Build report and the drift record). Every output goes
+through the execution cache's one protocol (``caching.cache.OutputCache``).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..caching.cache import ExecutionCache
+from ..caching.environment import Environment
+from ..publishing.record import Output
+from ..publishing.runs import Run, outputs
+from ..section import PACKAGE
 from . import blocks, guard, notebook_page, notebook_runs, notebooks, reads, session_runs
-from .cache import ExecutionCache
-from .environment import Environment
-from .record import Output
-from .runs import Run, outputs
-from .section import PACKAGE
 from .sessions import Session
 
 LANGUAGES = ("python", "py")  # markdown-exec's names for the language the build runs
@@ -62,7 +62,7 @@ class Build:
         return blocks.wrapped(options, output, run)
 
     def stale_reads(self, payload: dict[str, Any]) -> list[str]:
-        """The files a stored run read that have changed since (``build_support/reads.py``)."""
+        """The files a stored run read that have changed since (``reads.py``)."""
         return reads.changed(payload.get("reads"), self.project_root)
 
     def cached_value(self, name: str, compute: Callable[[], Any]) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cache import canonical, digest
+from ..caching.cache import canonical, digest
 
 NO_ID = "(no id)"
 """The id of a block whose fence has none, in the Build report, the record and its failures."""

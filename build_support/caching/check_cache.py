@@ -1,6 +1,6 @@
 """``make check-cache``: build with the cache and fresh, side by side, and fail on any difference.
 
-    python -m build_support.check_cache [--project DIR] [--out DIR]
+    python -m build_support.caching.check_cache [--project DIR] [--out DIR]
 
 The cached side is the author's build: the project's own caches, read and refreshed. The fresh
 side reuses nothing: a copy of the project (its caches left behind, its ``examples`` first on
@@ -25,7 +25,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .build_command import BUILD_ENV, ROOT, build_command
+from ..build_command import BUILD_ENV, ROOT, build_command
 from .compare import differences
 from .store import ROOT_ENV
 
@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     if found:
         print(
             "check-cache: the cached build showed what a fresh build does not: a stale entry, or "
-            "an ingredient missing from the key (build_support/ingredients.py). Both sites are in "
-            f"{out}; `make build FRESH=1` stores fresh outputs."
+            "an ingredient missing from the key (build_support/caching/ingredients.py). "
+            f"Both sites are in {out}; `make build FRESH=1` stores fresh outputs."
         )
     verdict = f"{len(found)} difference(s)" if found else "cached equals fresh"
     print(f"check-cache: {verdict}; both builds and the comparison took {seconds:.1f} s")

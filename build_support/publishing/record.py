@@ -10,7 +10,7 @@ The record also keeps, for every block a page shows with its source and a text o
 source and the text shown under it, and the environment that computed it: the wheel carries
 them (``expected_outputs``) for ``python -m examples verify`` on a reader's machine.
 
-    python -m build_support.record VERSION   # print the changes recorded in VERSION on gh-pages
+    python -m build_support.publishing.record VERSION  # the changes recorded in VERSION on gh-pages
 """
 
 from __future__ import annotations

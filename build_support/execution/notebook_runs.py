@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..caching.cache import canonical, digest
+from ..publishing.runs import Run
 from . import notebooks
-from .cache import canonical, digest
-from .runs import Run
 
 if TYPE_CHECKING:
     from .runner import Build

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..section import PACKAGE
 from . import ingredients as extra
 from .cache import canonical, digest
-from .section import PACKAGE
 
 EXECUTING_TOOLS = (
     "markdown-exec",

@@ -15,13 +15,13 @@ environment variables that change what JAX, XLA or NumPy compute or report.
 ``TF_*`` is left out: XLA reads only logging switches there (``TF_CPP_*``, to the terminal,
 never into an output), and the prefix is Terraform's too (``TF_VAR_*``, ``TF_CLI_*``).
 
-The build's own code (``build_support/*.py``) runs the blocks and decides what an entry holds
-(a notebook's cell ids, a session's outputs): an edit to it is in every key, but for the
-modules that only read what was built (``NOT_IN_ENTRIES``).
+The build's own code (every ``.py`` under ``build_support/``) runs the blocks and decides what
+an entry holds (a notebook's cell ids, a session's outputs): an edit to it is in every key, but
+for the modules that only read what was built (``NOT_IN_ENTRIES``).
 
 Snippets included into a block (``--8<--``) are in its key through its code: pymdownx.snippets
 expands them before markdown-exec sees the block, and ``expand_snippets`` does the same for the
-pre-parse of a session (``session_runs.read_sessions``).
+pre-parse of a session (``execution.session_runs.read_sessions``).
 """
 
 from __future__ import annotations
@@ -127,12 +127,19 @@ def expand_snippets(markdown: str, config: Any) -> str:
     return "\n".join(converter.preprocessors["snippet"].run(markdown.split("\n")))
 
 
-NOT_IN_ENTRIES = {"build_command.py", "check_cache.py", "compare.py", "record.py", "report.py"}
+NOT_IN_ENTRIES = {
+    "build_support/build_command.py",
+    "build_support/caching/check_cache.py",
+    "build_support/caching/compare.py",
+    "build_support/publishing/record.py",
+    "build_support/publishing/report.py",
+}
 
 
 def build_code() -> dict[str, bytes]:
-    """``build_support/blocks.py`` -> its bytes, for every module of the build's own code that
-    can change what an entry holds (a new module is, until listed in ``NOT_IN_ENTRIES``)."""
-    here = Path(__file__).resolve().parent
-    paths = sorted(path for path in here.glob("*.py") if path.name not in NOT_IN_ENTRIES)
-    return {f"build_support/{path.name}": path.read_bytes() for path in paths}
+    """``build_support/execution/blocks.py`` -> its bytes, for every module of the build's own
+    code, in every subpackage, that can change what an entry holds (a new module is, until its
+    path is listed in ``NOT_IN_ENTRIES``)."""
+    package = Path(__file__).resolve().parent.parent
+    paths = {path.relative_to(package.parent).as_posix(): path for path in package.rglob("*.py")}
+    return {name: paths[name].read_bytes() for name in sorted(paths) if name not in NOT_IN_ENTRIES}

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..caching.cache import digest
+from ..publishing.record import shown_output
+from ..publishing.runs import Run
+from ..section import PACKAGE
 from . import guard, reads
-from .cache import digest
 from .fence_options import block_id, is_timed, own_ingredients
-from .record import shown_output
-from .runs import Run
-from .section import PACKAGE
 
 if TYPE_CHECKING:
     from .runner import Build

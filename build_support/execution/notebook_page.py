@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cache import canonical, digest
-from .environment import tool_versions
+from ..caching.cache import canonical, digest
+from ..caching.environment import tool_versions
 from .notebook_runs import executed_notebook
 
 if TYPE_CHECKING:

@@ -36,13 +36,13 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
 
+from ..caching.environment import examples_package_dir
 from . import limits
-from .environment import examples_package_dir
 from .fence_options import block_id
 
 # The slowest block today takes ~1.2 s (a fresh build of this 2-core machine), the largest
 # output is ~20 KB of HTML: both limits leave room for a slower machine and a bigger chart.
-DEFAULT_TIMEOUT_S = 60.0  # the same as a notebook cell's (build_support/notebooks.py)
+DEFAULT_TIMEOUT_S = 60.0  # the same as a notebook cell's (build_support/execution/notebooks.py)
 MAX_OUTPUT_BYTES = 1024 * 1024
 TIMEOUT_OPTION = "timeout"  # ```python exec="on" id="slow" timeout="120"
 _SHOWN_FRAMES = 6
@@ -158,7 +158,7 @@ def _run(formatter, options, page, block_id) -> str | Failure:
     if size > MAX_OUTPUT_BYTES:
         summary = (
             f"its output is {size:,} bytes, over the limit of {MAX_OUTPUT_BYTES:,} "
-            "(MAX_OUTPUT_BYTES in build_support/guard.py)"
+            "(MAX_OUTPUT_BYTES in build_support/execution/guard.py)"
         )
         return Failure(page, block_id, summary)
     return output

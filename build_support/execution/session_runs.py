@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..caching.cache import Found, digest, key_of
+from ..caching.ingredients import expand_snippets
+from ..publishing.runs import Run
 from . import reads
 from .blocks import (
     cacheable,
@@ -21,10 +24,7 @@ from .blocks import (
     note_shown,
     run_record,
 )
-from .cache import Found, digest, key_of
 from .fence_options import is_timed, own_digest
-from .ingredients import expand_snippets
-from .runs import Run
 from .sessions import Session, Slot, fences, forget_globals
 
 if TYPE_CHECKING:

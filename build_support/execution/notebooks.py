@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import settings
+from .. import settings
 
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cache import Found
+from ..caching.cache import Found
 from .fence_options import is_timed
 
 # A fence that markdown-exec executes in a session: its header line, then its code.

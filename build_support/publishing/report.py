@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from .environment import Environment
+from ..caching.environment import Environment
 from .record import Drift
 from .runs import Run
 
@@ -24,7 +24,7 @@ What the last build executed: every `python exec` block and every notebook, with
 its `id`, whether this build ran it or reused the output stored in the execution cache, why it
 ran, the seconds it took and where it ran. An output is reused only when nothing it depends on
 has changed: every ingredient of its key is listed below the table
-(`build_support/environment.py`); `make check-cache` builds with the cache and fresh and
+(`build_support/caching/environment.py`); `make check-cache` builds with the cache and fresh and
 compares the two.
 Notebooks run in the
 background, beside the pages' blocks: their seconds overlap the blocks' seconds, so the total

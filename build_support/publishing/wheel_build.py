@@ -2,9 +2,10 @@
 everything that goes into it, and the wheel itself, built by uv or read from the store.
 
 hatchling writes wheels reproducibly (fixed timestamps, sorted entries), so a wheel is kept in
-the store's ``wheel`` cache (build_support/store.py), keyed on that digest and uv's version, and
-built again only when either changes (hatchling itself is resolved by uv within pyproject.toml's
-``build-system.requires``, which is in the digest). ``hooks/wheel.py`` serves it.
+the store's ``wheel`` cache (build_support/caching/store.py), keyed on that digest and uv's
+version, and built again only when either changes (hatchling itself is resolved by uv within
+pyproject.toml's ``build-system.requires``, which is in the digest). ``hooks/wheel.py`` serves
+it.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from typing import NamedTuple
 from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
-from .named_cache import Cache, log
-from .section import PACKAGE
-from .store import EntryFault
+from ..caching.named_cache import Cache, log
+from ..caching.store import EntryFault
+from ..section import PACKAGE
 
 # Everything the wheel is built from (hatch_build.py reads the version from the section page
 # and the URLs from mkdocs.yml: the digest takes those two values, not the whole files).
