@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import material
 
-from build_support.caching.store import ROOT_ENV
+from build_support.build_command import CACHE_DIR_ENV
 from examples import BATCH, sequential_vs_parallel_flowchart
 from testkit.build import mkdocs_build
 from testkit.hooks import load_hook
@@ -62,7 +62,7 @@ def main() -> None:
             times["cold build"].append(build_seconds(Path(tmp, "site"), cold_cache))
             times["warm build"].append(build_seconds(Path(tmp, "site"), warm_cache))
             for name, cache in (("cold draw", Path(tmp, f"draw-{run}")), ("warm draw", warm_cache)):
-                os.environ[ROOT_ENV] = str(cache)
+                os.environ[CACHE_DIR_ENV] = str(cache)
                 config = SimpleNamespace(
                     config_file_path=str(ROOT / "mkdocs.yml"),
                     theme=SimpleNamespace(dirs=[str(Path(material.__file__).parent / "templates")]),
@@ -73,7 +73,7 @@ def main() -> None:
                 start = time.perf_counter()
                 hook.svgs_for(drawing, [source], "benchmark")
                 times[name].append(time.perf_counter() - start)
-    os.environ.pop(ROOT_ENV)
+    os.environ.pop(CACHE_DIR_ENV)
 
     print(
         f"# benchmarks/diagram_cache.py: median of {args.repeats}, load average {os.getloadavg()}"

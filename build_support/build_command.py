@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .section import ROOT
 
-__all__ = ["BUILD_ENV", "ROOT", "build_command"]
+__all__ = ["BUILD_ENV", "CACHE_DIR_ENV", "FRESH_ENV", "ROOT", "build_command"]
 
 BUILD_ENV = {
     "NO_MKDOCS_2_WARNING": "1",
@@ -24,6 +24,11 @@ BUILD_ENV = {
     "OPENBLAS_THREAD_TIMEOUT": "4",
 }
 """The switches every build runs with: exported by the Makefile, set by check-cache and testkit."""
+
+FRESH_ENV = "FRESH"
+"""Sets the build's ``fresh`` setting (mkdocs.yml reads it): ``make build FRESH=1``."""
+CACHE_DIR_ENV = "COURSE_CACHE_DIR"
+"""Sets the build's ``cache_dir`` setting (mkdocs.yml reads it): the store's folder."""
 
 
 def build_command(config: Path, site_dir: Path) -> list[str]:

@@ -24,7 +24,7 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import ConfigurationError
 from mkdocs.utils.yaml import yaml_load
 
-from .caching.store import ROOT_ENV
+from .build_command import CACHE_DIR_ENV, FRESH_ENV
 from .section import ROOT
 
 KEY = "build"  # mkdocs.yml: extra.build
@@ -77,7 +77,7 @@ class BuildSettings(base.Config):
     """A notebook cell running longer than this fails the build, naming the cell."""
 
 
-ENV_VARS = {"fresh": "FRESH", "cache_dir": ROOT_ENV}
+ENV_VARS = {"fresh": FRESH_ENV, "cache_dir": CACHE_DIR_ENV}
 """The options a tool outside MkDocs sets, and the variable mkdocs.yml reads each from."""
 
 

@@ -10,7 +10,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from build_support.caching.store import ROOT_ENV as CACHE_ROOT_ENV
+from build_support.build_command import CACHE_DIR_ENV
 
 from .project import ROOT
 
@@ -22,7 +22,7 @@ def author_env() -> dict[str, str]:
     for role in ("AUTHOR", "COMMITTER"):  # mike commits to gh-pages
         env[f"GIT_{role}_NAME"] = "course-tests"
         env[f"GIT_{role}_EMAIL"] = "tests@example.invalid"
-    env.pop(CACHE_ROOT_ENV, None)  # a copy's builds use the copy's own .cache/, empty at first
+    env.pop(CACHE_DIR_ENV, None)  # a copy's builds use the copy's own .cache/, empty at first
     return env  # the Makefile sets the build's own switches
 
 

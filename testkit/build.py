@@ -8,8 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from build_support.build_command import BUILD_ENV, ROOT, build_command
-from build_support.caching.store import ROOT_ENV as CACHE_ROOT_ENV
+from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, ROOT, build_command
 
 _PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
 _PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]
@@ -30,7 +29,7 @@ def copy_project(destination: Path) -> Path:
 def copy_env(project: Path) -> dict[str, str]:
     """The copy's package first on ``PYTHONPATH`` (the editable install would otherwise import
     the checkout's ``examples``), and its own store of caches."""
-    return {"PYTHONPATH": str(project), CACHE_ROOT_ENV: str(project / ".cache")}
+    return {"PYTHONPATH": str(project), CACHE_DIR_ENV: str(project / ".cache")}
 
 
 def mkdocs_build(
@@ -50,8 +49,8 @@ def mkdocs_build(
     a new browser or tinycss2 is exercised by the tests, not hidden by the checkout's entries.
     """
     cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-cache"
-    build_env = {**os.environ, **BUILD_ENV, CACHE_ROOT_ENV: str(cache_dir)}
-    build_env["FRESH"] = "1" if fresh else ""
+    build_env = {**os.environ, **BUILD_ENV, CACHE_DIR_ENV: str(cache_dir)}
+    build_env[FRESH_ENV] = "1" if fresh else ""
     build_env |= env or {}
     return subprocess.run(
         build_command(config, site_dir),

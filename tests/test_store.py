@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from build_support.build_command import CACHE_DIR_ENV
 from build_support.caching import named_cache
 from build_support.caching import store as store_module
 from build_support.caching.cache import ExecutionCache
@@ -238,7 +239,7 @@ def test_make_clean_empties_the_store_wherever_it_is(tmp_path):
     elsewhere = tmp_path / "shared-cache"
     FileStore(elsewhere).put("wheel", KEY, Entry(b"PK"))
     (elsewhere / "someone-elses").write_text("kept")
-    env = {**os.environ, store_module.ROOT_ENV: str(elsewhere)}
+    env = {**os.environ, CACHE_DIR_ENV: str(elsewhere)}
     result = subprocess.run(
         [sys.executable, "-m", "build_support.caching.store", "clear"],
         cwd=ROOT,
@@ -293,9 +294,9 @@ def test_the_tests_builds_each_start_from_an_empty_store_of_their_own(tmp_path, 
 
     seen = []
     monkeypatch.setattr(build.subprocess, "run", lambda *a, env, **k: seen.append(env))
-    monkeypatch.setenv(store_module.ROOT_ENV, str(ROOT / ".cache"))  # an author's own setting
+    monkeypatch.setenv(CACHE_DIR_ENV, str(ROOT / ".cache"))  # an author's own setting
     mkdocs_build(ROOT / "mkdocs.yml", tmp_path / "site")
-    assert seen[0][store_module.ROOT_ENV] == str(tmp_path / "site-cache")
+    assert seen[0][CACHE_DIR_ENV] == str(tmp_path / "site-cache")
     assert not (tmp_path / "site-cache").exists()  # empty: nothing drawn, trimmed or built yet
-    assert build.copy_env(tmp_path)[store_module.ROOT_ENV] == str(tmp_path / ".cache")
-    assert store_module.ROOT_ENV not in author.author_env()  # make in a copy: the copy's own
+    assert build.copy_env(tmp_path)[CACHE_DIR_ENV] == str(tmp_path / ".cache")
+    assert CACHE_DIR_ENV not in author.author_env()  # make in a copy: the copy's own

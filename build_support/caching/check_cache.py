@@ -25,9 +25,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..build_command import BUILD_ENV, ROOT, build_command
+from ..build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, ROOT, build_command
 from .compare import differences
-from .store import ROOT_ENV
 
 # Not copied to the fresh side: caches, builds, tools' state (node_modules is linked instead).
 _NOT_COPIED = {".git", ".venv", ".cache", "site", "node_modules", "test-artifacts"}
@@ -52,7 +51,7 @@ def fresh_copy(project: Path, destination: Path) -> Path:
 
 def fresh_env(cache_root: Path) -> dict[str, str]:
     """FRESH=1 and every cache under ``cache_root`` (empty)."""
-    return {ROOT_ENV: str(cache_root), "FRESH": "1"}
+    return {CACHE_DIR_ENV: str(cache_root), FRESH_ENV: "1"}
 
 
 def check(project: Path, out: Path, env: dict[str, str] | None = None) -> list[str]:
@@ -63,7 +62,7 @@ def check(project: Path, out: Path, env: dict[str, str] | None = None) -> list[s
     with tempfile.TemporaryDirectory(prefix="check-cache-") as scratch:
         copy = fresh_copy(project, Path(scratch) / "project")
         sides = [
-            (project, out / "cached", {"FRESH": "", **env}),
+            (project, out / "cached", {FRESH_ENV: "", **env}),
             (copy, out / "fresh", {**env, **fresh_env(Path(scratch) / "empty-cache")}),
         ]
         with ThreadPoolExecutor(max_workers=2) as pool:

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT_ENV = "COURSE_CACHE_DIR"  # sets the store's root: the cache_dir setting, from mkdocs.yml
 LIMIT_BYTES = 200 * 2**20
 """The store's bound. A build after an edit to ``examples/`` stores about 0.9 MB: this keeps
 some two hundred such builds' entries (branches, device settings), on 200 MB of disk at most
