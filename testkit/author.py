@@ -12,6 +12,7 @@ from pathlib import Path
 
 from build_support.build_command import CACHE_DIR_ENV
 
+from .build import PROJECT_DIRS, PROJECT_FILES
 from .project import ROOT
 
 
@@ -38,9 +39,9 @@ def section_version() -> str:
     return run_in(ROOT, "make", "-s", "print-version").stdout.strip()
 
 
-_SOURCES = ["Makefile", "mkdocs.yml", "pyproject.toml", "uv.lock", "package.json", "README.md"]
-_SOURCES += ["package-lock.json", ".gitignore", "hatch_build.py", "docs", "hooks", "overrides"]
-_SOURCES += ["examples", "build_support"]
+# What a build reads, and what make reads to set up and publish.
+_SOURCES = [*PROJECT_FILES, *PROJECT_DIRS, "Makefile", "package.json", "package-lock.json"]
+_SOURCES += [".gitignore"]
 
 
 def publish_copy(workdir: Path) -> Path:

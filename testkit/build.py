@@ -10,17 +10,18 @@ from pathlib import Path
 
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, ROOT, build_command
 
-_PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
-_PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]
+PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
+PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]
+"""What a build reads from the project (the tests' copies and ``make publish``'s hold them)."""
 
 
 def copy_project(destination: Path) -> Path:
     """A throw-away copy of what a build reads (node_modules linked). Build it with
     ``copy_env(destination)``: the copy's ``examples`` package first on ``PYTHONPATH``."""
-    for name in _PROJECT_DIRS:
+    for name in PROJECT_DIRS:
         ignore = shutil.ignore_patterns("__pycache__")
         shutil.copytree(ROOT / name, destination / name, ignore=ignore)
-    for name in _PROJECT_FILES:
+    for name in PROJECT_FILES:
         shutil.copy2(ROOT / name, destination / name)
     (destination / "node_modules").symlink_to(ROOT / "node_modules")
     return destination
