@@ -33,8 +33,9 @@ setup: $(VENV)/.synced node_modules/.installed
 # --compile-bytecode: where PYTHONDONTWRITEBYTECODE is set (CI containers, this sandbox), every
 # build would otherwise compile its ~1,400 imported modules from source: 2.5 s of a 9 s build.
 # The editable install's metadata comes from hatch_build.py, which reads the version from the
-# section page (build_support/section.py). A page edit does not re-sync (the tests' copies would re-point the editable
-# install at themselves); after changing the version, run `uv sync` (or touch pyproject.toml).
+# section page (build_support/section.py). A page edit does not re-sync (the tests' copies would
+# re-point the editable install at themselves); after changing the version, run `uv sync` (or
+# touch pyproject.toml).
 $(VENV)/.synced: pyproject.toml uv.lock hatch_build.py build_support/section.py
 	@test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); }
 	$(BIN)/uv sync --locked --compile-bytecode --python $(BIN)/python
