@@ -19,6 +19,7 @@ that is truncated, edited, unreadable or not a mapping is a miss, and the output
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from abc import ABC, abstractmethod
@@ -89,6 +90,15 @@ def _reason(name: str, before: str | None, after: str | None) -> str:
 
 
 # ---------------------------------------------------------------- storage
+
+
+def _entry_of(key: str, payload: bytes) -> dict[str, Any]:
+    """The stored mapping, if it is the entry of ``key`` (an entry copied under another key is
+    a fault, as a corrupt one is: a miss, reported once by the store)."""
+    entry = named_cache.as_mapping(payload)
+    if entry.get("key") != key:
+        raise store.EntryFault("it holds another key")
+    return entry
 
 
 @dataclass
@@ -180,12 +190,8 @@ class ExecutionCache(OutputCache):
     def load(self, key: str) -> Lookup:
         if not self.read_enabled:
             return Lookup(None)
-        found = self._cache.read_mapping(key)
-        if found.value is not None and found.value.get("key") != key:
-            named_cache.log.warning("%s: entry %s holds another key: a miss", self.name, key[:12])
-        elif found.fault is None:
-            return Lookup(found.value)
-        return Lookup(None, corrupt=True)
+        found = self._cache.read(key, functools.partial(_entry_of, key))
+        return Lookup(found.value, corrupt=found.fault is not None)
 
     def store(self, key: str, payload: dict[str, Any]) -> None:
         self._cache.write_mapping(key, {**payload, "key": key})
