@@ -33,10 +33,6 @@ from ..section import PACKAGE
 from . import named_cache, store
 
 
-def fresh() -> bool:
-    return settings.current().fresh
-
-
 def digest(data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode()
@@ -157,7 +153,8 @@ class ExecutionCache(OutputCache):
 
     @classmethod
     def for_project(cls, project_root: Path) -> ExecutionCache:
-        return cls(root=store.store_root(project_root), read_enabled=not fresh())
+        fresh = settings.current(project_root).fresh  # the same build's settings as the root's
+        return cls(root=store.store_root(project_root), read_enabled=not fresh)
 
     def look_up(self, ingredients, identity=None, objections=no_objections) -> Found:
         found = Found(key_of(ingredients), ingredients, identity)
