@@ -5,7 +5,7 @@ mermaid (``mermaid.min.js`` from the npm package, pinned in package-lock.json) i
 browser, and replaced by the SVG it draws. Readers then download no script for the
 diagram (mermaid is 3.5 MB), and it shows without JavaScript, in print, and after Material's
 instant navigation, which swaps in the page's HTML as it is. The browser (any Chrome-family
-one: ``build_support.browser``) is looked for only when a diagram is not in the cache.
+one: ``build_support.browser``) is needed only when a diagram is not in the cache.
 
 Mermaid is given Material's own diagram stylesheet (``themeCSS``, read from the installed
 theme), as Material does when it draws diagrams in the browser. That stylesheet colours the

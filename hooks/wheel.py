@@ -28,10 +28,8 @@ An unknown name fails the build; a wheel that is missing when the site is writte
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 import re
-import sys
 import tempfile
 from pathlib import Path
 
@@ -131,8 +129,6 @@ def on_env(env, config, files):
 
 
 def _expected_outputs() -> dict:
-    if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from build_support.execution import runner
     from build_support.publishing import record
 

@@ -19,6 +19,7 @@ that is truncated, edited, unreadable or not a mapping is a miss, and the output
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from abc import ABC, abstractmethod
@@ -30,10 +31,6 @@ from typing import Any
 from .. import settings
 from ..section import PACKAGE
 from . import named_cache, store
-
-
-def fresh() -> bool:
-    return settings.current().fresh
 
 
 def digest(data: bytes | str) -> str:
@@ -89,6 +86,15 @@ def _reason(name: str, before: str | None, after: str | None) -> str:
 
 
 # ---------------------------------------------------------------- storage
+
+
+def _entry_of(key: str, payload: bytes) -> dict[str, Any]:
+    """The stored mapping, if it is the entry of ``key`` (an entry copied under another key is
+    a fault, as a corrupt one is: a miss, reported once by the store)."""
+    entry = named_cache.as_mapping(payload)
+    if entry.get("key") != key:
+        raise store.EntryFault("it holds another key")
+    return entry
 
 
 @dataclass
@@ -147,7 +153,8 @@ class ExecutionCache(OutputCache):
 
     @classmethod
     def for_project(cls, project_root: Path) -> ExecutionCache:
-        return cls(root=store.store_root(project_root), read_enabled=not fresh())
+        fresh = settings.current(project_root).fresh  # the same build's settings as the root's
+        return cls(root=store.store_root(project_root), read_enabled=not fresh)
 
     def look_up(self, ingredients, identity=None, objections=no_objections) -> Found:
         found = Found(key_of(ingredients), ingredients, identity)
@@ -180,12 +187,8 @@ class ExecutionCache(OutputCache):
     def load(self, key: str) -> Lookup:
         if not self.read_enabled:
             return Lookup(None)
-        found = self._cache.read_mapping(key)
-        if found.value is not None and found.value.get("key") != key:
-            named_cache.log.warning("%s: entry %s holds another key: a miss", self.name, key[:12])
-        elif found.fault is None:
-            return Lookup(found.value)
-        return Lookup(None, corrupt=True)
+        found = self._cache.read(key, functools.partial(_entry_of, key))
+        return Lookup(found.value, corrupt=found.fault is not None)
 
     def store(self, key: str, payload: dict[str, Any]) -> None:
         self._cache.write_mapping(key, {**payload, "key": key})

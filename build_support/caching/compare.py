@@ -17,10 +17,11 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-RECORD = "execution-record.json"
+from ..publishing.record import RECORD_FILE
+
 EXCLUDED = {
     "build-report/index.html": "says what ran and what was reused: differs by design",
-    RECORD: "holds the timings' digests",
+    RECORD_FILE: "holds the timings' digests",
     "search/search_index.json": "the pages' text, timings included: the pages are compared",
     "sitemap.xml.gz": "gzip stamps the date of the build (sitemap.xml is compared)",
 }
@@ -71,7 +72,7 @@ def _lines(path: Path) -> list[str]:
 
 
 def _timings(site: Path) -> set[str]:
-    record = site / RECORD
+    record = site / RECORD_FILE
     if not record.is_file():
         return set()
     outputs = json.loads(record.read_text()).get("outputs", [])
