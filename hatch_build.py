@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
@@ -25,38 +24,31 @@ from hatchling.metadata.plugin.interface import MetadataHookInterface
 from packaging.version import Version
 
 SECTION_READER = Path("build_support") / "section.py"
-MKDOCS_CONFIG = Path("mkdocs.yml")
 SECTION = "P5-9.1 'GPUs And Parallel Processing'"
 EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # set by hooks/wheel.py
 EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples/verify.py
 
 
-def page_version(root: Path) -> str:
-    """The ``version:`` in the section page's front matter, as written (``v2026.07.20``)."""
+def section_reader(root: Path):
+    """``build_support/section.py``, loaded by its path: the one reader of the version and of
+    the site's address."""
     spec = importlib.util.spec_from_file_location("course_section", root / SECTION_READER)
     section = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(section)
-    return section.version(root)
-
-
-def site_url(root: Path) -> str:
-    """The published address, ``site_url`` in mkdocs.yml, ending in ``/``."""
-    match = re.search(r"^site_url: *['\"]?([^'\"\s#]+)", (root / MKDOCS_CONFIG).read_text(), re.M)
-    if match is None:
-        raise ValueError(f"no 'site_url:' in {MKDOCS_CONFIG}")
-    return match[1].rstrip("/") + "/"
+    return section
 
 
 class CustomMetadataHook(MetadataHookInterface):
     def update(self, metadata: dict) -> None:
-        version = page_version(Path(self.root))
+        section = section_reader(Path(self.root))
+        version = section.version(Path(self.root))
         metadata["version"] = str(Version(version))  # PEP 440: v2026.07.20 -> 2026.7.20
         metadata["description"] = (
             f"Live code for course section {SECTION}, version {version}: scoring a batch one by "
             "one and with JAX jit + vmap."
         )
         # The site is the project's home; the version folder holds this version's pages and wheel.
-        home = site_url(Path(self.root))
+        home = section.site_url(Path(self.root))
         metadata["urls"] = {"Homepage": home, "Documentation": f"{home}{version}/"}
 
 

@@ -1,12 +1,12 @@
-"""The course section this project publishes: its page, and the version the page's front matter
-holds.
+"""The course section this project publishes: its page, the version the page's front matter
+holds, the package the pages run, and the address the site is published at.
 
 pyproject.toml's ``[tool.course]`` names the page (``section-page``); ``version:`` in the page's
 front matter is the one place the version is written (the page header shows it, mike deploys
-it as a folder, the wheel carries it). Everything that needs either reads it here: hatch_build.py
-(the wheel's metadata: it loads this file by its path, since hatchling's isolated build cannot
-import the project), hooks/wheel.py (the install line), the Makefile (make publish), the tests
-and the benchmarks. Standard library only.
+it as a folder, the wheel carries it). Everything that needs one of these reads it here:
+hatch_build.py (the wheel's metadata: it loads this file by its path, since hatchling's isolated
+build cannot import the project), hooks/wheel.py (the install line), the Makefile (make
+publish), the tests and the benchmarks. Standard library only.
 
     python -m build_support.section version   # v2026.07.20 (make publish, make print-version)
 """
@@ -19,6 +19,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+_SITE_URL = re.compile(r"^site_url: *['\"]?([^'\"\s#]+)", re.MULTILINE)
 _VERSION = re.compile(r"\A---\n.*?^version: *(\S+)$.*?^---$", re.MULTILINE | re.DOTALL)
 
 
@@ -48,6 +49,15 @@ def package_name(root: Path = ROOT) -> str:
 
 PACKAGE = package_name()
 """The import name of the package the pages run and readers install (``examples``)."""
+
+
+def site_url(root: Path = ROOT) -> str:
+    """The published address, ``site_url`` in mkdocs.yml, ending in ``/`` (the wheel's home
+    page; ``mkdocs serve`` replaces MkDocs' own value with the dev server's)."""
+    match = _SITE_URL.search((root / "mkdocs.yml").read_text())
+    if match is None:
+        raise ValueError("no 'site_url:' in mkdocs.yml")
+    return match[1].rstrip("/") + "/"
 
 
 def version(root: Path = ROOT) -> str:

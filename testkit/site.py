@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from .project import ROOT, SECTION_PAGE
+from build_support import section
+
+from .project import SECTION_PAGE
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
@@ -36,9 +38,7 @@ def built_pages(site: Path) -> list[str]:
 
 def site_prefix() -> str:
     """The path part of ``site_url`` (``""`` or ``course/``): where the site lives on its host."""
-    text = (ROOT / "mkdocs.yml").read_text()
-    site_url = next(line for line in text.splitlines() if line.startswith("site_url:"))
-    path = urlsplit(site_url.split(":", 1)[1].split(" #")[0].strip().strip("'\"")).path.strip("/")
+    path = urlsplit(section.site_url()).path.strip("/")
     return f"{path}/" if path else ""
 
 

@@ -106,6 +106,7 @@ def test_the_digest_changes_with_every_input(tmp_path):
         source = ROOT / name
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")  # its site_url: the wheel's home page
     digest = wheel_build.wheel_digest
     before = digest(tmp_path, "v1", "https://site.invalid/v1/")
     assert digest(tmp_path, "v2", "https://site.invalid/v1/") != before
@@ -116,6 +117,10 @@ def test_the_digest_changes_with_every_input(tmp_path):
     assert edited != before
     reader = tmp_path / "build_support" / "section.py"  # hatch_build.py reads the version with it
     reader.write_text(reader.read_text() + "\n")
+    assert digest(tmp_path, "v1", "https://site.invalid/v1/") != edited
+    edited = digest(tmp_path, "v1", "https://site.invalid/v1/")
+    config = tmp_path / "mkdocs.yml"  # under mkdocs serve, folder_url is not its site_url
+    config.write_text(config.read_text().replace("site_url: https://", "site_url: https://new."))
     assert digest(tmp_path, "v1", "https://site.invalid/v1/") != edited
 
 

@@ -24,6 +24,7 @@ from typing import NamedTuple
 from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
+from .. import section
 from ..caching.named_cache import Cache, log
 from ..caching.store import EntryFault
 from ..section import PACKAGE
@@ -47,9 +48,9 @@ def wheel_name(project: Path, version: str) -> str:
 
 
 def wheel_digest(project: Path, version: str, folder_url: str, expected: bytes = b"") -> str:
-    """A digest of every input of the wheel: its sources, the version, the site's address and
-    the book's expected outputs."""
-    digest = hashlib.sha256(f"{version}\n{folder_url}\n".encode())
+    """A digest of every input of the wheel: its sources, the version, the address its install
+    line names, the published address its metadata names, and the book's expected outputs."""
+    digest = hashlib.sha256(f"{version}\n{folder_url}\n{section.site_url(project)}\n".encode())
     digest.update(hashlib.sha256(expected).digest())
     for name in WHEEL_SOURCES:
         path = project / name
