@@ -7,12 +7,14 @@ numeric tests also run where only jax, numpy and pytest are installed."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 from .section import ROOT
 
-__all__ = ["BUILD_ENV", "CACHE_DIR_ENV", "FRESH_ENV", "ROOT", "build_command"]
+__all__ = ["BUILD_ENV", "CACHE_DIR_ENV", "FRESH_ENV", "ROOT", "build_command", "run_build"]
 
 BUILD_ENV = {
     "NO_MKDOCS_2_WARNING": "1",
@@ -35,6 +37,18 @@ def build_command(config: Path, site_dir: Path) -> list[str]:
     """The strict build of ``config`` into ``site_dir``, with this interpreter's mkdocs."""
     command = [sys.executable, "-m", "mkdocs", "build", "--strict"]
     return [*command, "-f", str(config), "-d", str(site_dir)]
+
+
+def run_build(
+    config: Path, site_dir: Path, env: dict[str, str], timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run that build in ``config``'s folder, with ``BUILD_ENV`` and ``env`` over this process's
+    environment; what it printed is returned, not shown."""
+    full_env = {**os.environ, **BUILD_ENV, **env}
+    command = build_command(config, site_dir)
+    return subprocess.run(
+        command, cwd=config.parent, env=full_env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 if __name__ == "__main__":

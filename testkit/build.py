@@ -3,12 +3,11 @@ caches kept apart from the checkout's."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, ROOT, build_command
+from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
 
 PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
 PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]
@@ -50,14 +49,5 @@ def mkdocs_build(
     a new browser or tinycss2 is exercised by the tests, not hidden by the checkout's entries.
     """
     cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-cache"
-    build_env = {**os.environ, **BUILD_ENV, CACHE_DIR_ENV: str(cache_dir)}
-    build_env[FRESH_ENV] = "1" if fresh else ""
-    build_env |= env or {}
-    return subprocess.run(
-        build_command(config, site_dir),
-        cwd=config.parent,
-        env=build_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    build_env = {CACHE_DIR_ENV: str(cache_dir), FRESH_ENV: "1" if fresh else ""}
+    return run_build(config, site_dir, build_env | (env or {}), timeout)

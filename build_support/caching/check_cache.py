@@ -16,7 +16,6 @@ a ``timed="yes"`` session) are compared only for what is not a timing (``compare
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, ROOT, build_command
+from ..build_command import CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
 from .compare import differences
 
 # Not copied to the fresh side: caches, builds, tools' state (node_modules is linked instead).
@@ -34,9 +33,7 @@ _NOT_COPIED |= {".pytest_cache", ".ruff_cache", ".hypothesis", "__pycache__"}
 
 
 def build(project: Path, site: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, **BUILD_ENV, "PYTHONPATH": str(project), **env}
-    command = build_command(project / "mkdocs.yml", site)
-    return subprocess.run(command, cwd=project, env=full_env, capture_output=True, text=True)
+    return run_build(project / "mkdocs.yml", site, {"PYTHONPATH": str(project), **env})
 
 
 def fresh_copy(project: Path, destination: Path) -> Path:
