@@ -32,15 +32,9 @@ NOTEBOOK = "notebooks/p5-9-1-practice-in-jax.py"
 
 def build(project: Path, site: str = "site", **extra_env: str):
     """A strict, cache-using build of the copy; returns {block id: (outcome, why)} and the site."""
-    env = copy_env(project) | extra_env
     site_dir = project / site
-    result = mkdocs_build(
-        project / "mkdocs.yml",
-        site_dir,
-        fresh=False,
-        cache_dir=project / ".cache",
-        env=env,
-    )
+    env = copy_env(project) | extra_env  # the copy's package, its own store (project/.cache)
+    result = mkdocs_build(project / "mkdocs.yml", site_dir, fresh=False, env=env)
     assert result.returncode == 0, result.stderr[-5000:]
     return report(site_dir), site_dir
 
