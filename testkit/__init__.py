@@ -6,7 +6,8 @@ numeric tests also run where only jax, numpy and pytest are installed.
 
 - ``project``: where things are (the root, the section page, the golden files).
 - ``build``: the strict build, of the checkout or of a throw-away copy.
-- ``serving``: a static server on 127.0.0.1, free ports.
+- ``serving``: a static server on 127.0.0.1, ``mkdocs serve`` of a project, a page polled
+  until it shows a text, free ports.
 - ``site``: reading a built site (its pages, its prefix, its wheel).
 - ``author``: git and make as an author runs them; ``make publish`` in a copy.
 - ``hooks``: a hook of ``hooks/`` loaded by name.

@@ -1,19 +1,35 @@
-"""A built site served on 127.0.0.1 from a thread, and the ports a test or benchmark starts a
-server on (``free_port`` is the one ``examples.processes`` picks its coordinator's with)."""
+"""A built site served on 127.0.0.1 from a thread, ``mkdocs serve`` of a project, a page fetched
+until it shows a text, and the ports a test or benchmark starts a server on (``free_port`` is
+the one ``examples.processes`` picks its coordinator's with)."""
 
 from __future__ import annotations
 
 import functools
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from build_support.build_command import BUILD_ENV
 from examples.processes import LOCAL_HOST, free_port
 
-__all__ = ["LOCAL_HOST", "free_port", "listening", "serve"]
+__all__ = [
+    "LOCAL_HOST",
+    "fetch_text",
+    "free_port",
+    "listening",
+    "mkdocs_serve",
+    "serve",
+    "wait_for_text",
+]
 
 
 def listening(port: int) -> bool:
@@ -42,3 +58,59 @@ def serve(
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@contextmanager
+def mkdocs_serve(
+    project: Path, env: dict[str, str], log: Path, *options: str
+) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``mkdocs serve --strict`` of ``project`` on a free port of 127.0.0.1, with the build's
+    switches and ``env`` added to this environment, and ``options``; what it prints goes to
+    ``log``. Yields the server and its base URL (ending in /) once it listens (after its first
+    build); on exit it is stopped as Ctrl-C stops it, killed if it has not ended 20 s later."""
+    port = free_port()
+    address = f"{LOCAL_HOST}:{port}"
+    command = [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", address, *options]
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            command,
+            cwd=project,
+            env={**os.environ, **BUILD_ENV, **env},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 240
+            while not listening(port):
+                assert server.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "mkdocs serve did not start listening"
+                time.sleep(0.2)
+            yield server, f"http://{address}/"
+        finally:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+def fetch_text(url: str) -> str | None:
+    """The page at ``url``, or None where nothing answers there (yet)."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.read().decode()
+    except OSError:
+        return None
+
+
+def wait_for_text(url: str, text: str, timeout_s: float = 120) -> str:
+    """The page at ``url`` once it shows ``text`` (asked again and again); an assertion error
+    naming both after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        page = fetch_text(url)
+        if page is not None and text in page:
+            return page
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never showed at {url}")

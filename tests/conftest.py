@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from testkit.build import mkdocs_build
+from testkit.build import copy_project, mkdocs_build
 from testkit.project import GOLDEN, ROOT
 
 
@@ -84,12 +83,7 @@ def published_repo(published_site: Path) -> Path:
 
 @pytest.fixture
 def docs_copy(tmp_path: Path) -> Path:
-    """A temporary copy of the project's docs, config, hooks and package sources (the build
-    serves the wheel it builds from them), for fault-injection builds."""
-    ignore = shutil.ignore_patterns("__pycache__")
-    for name in ("docs", "hooks", "overrides", "examples", "build_support"):
-        shutil.copytree(ROOT / name, tmp_path / name, ignore=ignore)
-    for name in ("mkdocs.yml", "pyproject.toml", "hatch_build.py", "README.md"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "node_modules").symlink_to(ROOT / "node_modules")  # mermaid, served by the site
-    return tmp_path  # mkdocs_build gives its builds an empty store of caches of their own
+    """A temporary copy of what a build reads (``testkit.build.copy_project``: the docs, config,
+    hooks and package sources; the build serves the wheel it builds from them), for
+    fault-injection builds."""
+    return copy_project(tmp_path)  # mkdocs_build gives its builds an empty store of caches

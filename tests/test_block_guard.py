@@ -7,25 +7,21 @@ each), not of the course: what is tested is the hook, not the pages.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from build_support.build_command import BUILD_ENV
+from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV
 from build_support.execution import guard, limits
 from testkit.author import author_env
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
-from testkit.serving import free_port, listening
+from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
 
 CONFIG = f"""\
 site_name: guard test
@@ -182,7 +178,7 @@ def test_the_time_limit_reaches_a_block_outside_the_main_thread():
 
 def make_build(project: Path, code: str) -> subprocess.CompletedProcess:
     (project / "docs" / "index.md").write_text(page_with(code))
-    env = author_env() | BUILD_ENV | {"COURSE_CACHE_DIR": str(project / "cache")}
+    env = author_env() | BUILD_ENV | {CACHE_DIR_ENV: str(project / "cache")}
     # The checkout's .venv and node_modules, linked: never set them up from the copy.
     command = ["make", "-o", ".venv/.synced", "-o", "node_modules/.installed", "build"]
     return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
@@ -212,36 +208,15 @@ def test_a_failed_make_build_leaves_the_previous_site_as_it_was(site):
 # ---------------------------------------------------------------- mkdocs serve
 
 
-def fetch(url: str) -> str:
-    return urllib.request.urlopen(url, timeout=30).read().decode()
-
-
-def wait_for(url: str, condition, seconds: float = 60) -> str:
-    deadline = time.monotonic() + seconds
-    while True:
-        html = fetch(url)
-        if condition(html) or time.monotonic() > deadline:
-            return html
-        time.sleep(0.3)
-
-
 def test_under_serve_a_failing_block_shows_in_its_page_until_a_good_edit(site):
     from bs4 import BeautifulSoup
 
     (site / "docs" / "index.md").write_text(page_with("x = 1\ny = x / 0"))
-    port = free_port()
-    env = os.environ | BUILD_ENV | {"COURSE_CACHE_DIR": str(site / "cache")}
-    log = (site / "serve.log").open("w")
-    command = [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"127.0.0.1:{port}"]
-    server = subprocess.Popen(command, cwd=site, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while not listening(port):
-            assert server.poll() is None, (site / "serve.log").read_text()
-            assert time.monotonic() < deadline, "mkdocs serve did not start listening"
-            time.sleep(0.2)
-        html = BeautifulSoup(fetch(url), "html.parser")
+    env = {CACHE_DIR_ENV: str(site / "cache")}
+    with mkdocs_serve(site, env, site / "serve.log") as (server, url):
+        shown = fetch_text(url)
+        assert shown is not None
+        html = BeautifulSoup(shown, "html.parser")
         error = html.select_one(".exec-block .exec-error")
         assert error is not None, html
         text = error.get_text(" ", strip=True)
@@ -252,17 +227,9 @@ def test_under_serve_a_failing_block_shows_in_its_page_until_a_good_edit(site):
         assert FAILED + "ZeroDivisionError" in (site / "serve.log").read_text()
 
         (site / "docs" / "index.md").write_text(page_with("print('all good')"))
-        fixed = wait_for(url, lambda html: "all good" in html)
+        fixed = wait_for_text(url, "all good", timeout_s=60)
         assert "all good" in fixed and "exec-error" not in fixed
 
         (site / "docs" / "index.md").write_text(page_with("import sys\nsys.exit(0)"))
-        exited = wait_for(url, lambda html: "exec-error" in html)
+        exited = wait_for_text(url, "exec-error", timeout_s=60)
         assert "SystemExit: 0" in exited and server.poll() is None
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()

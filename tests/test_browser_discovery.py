@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from build_support import browser
+from build_support.build_command import build_command
 from testkit.author import author_env
 from testkit.project import ROOT
 
@@ -170,8 +171,9 @@ PAGE = "# One diagram\n\n```mermaid\nflowchart LR\n  A[cached] --> B[drawn]\n```
 
 
 def build(site: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in env.items() if k != "COURSE_CACHE_DIR"}  # the site's own cache
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q"]
+    """The strict build of the one-page site. Its store is the default one, ``site/.cache``
+    (its mkdocs.yml sets no ``extra.build``), kept from one build to the next."""
+    command = [*build_command(site / "mkdocs.yml", site / "site"), "-q"]
     return subprocess.run(command, cwd=site, env=env, capture_output=True, text=True, timeout=120)
 
 

@@ -9,24 +9,21 @@ ingredient and reads the Build report: exactly the outputs that depend on it ran
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from build_support.build_command import BUILD_ENV
 from build_support.caching.cache import ExecutionCache
 from build_support.caching.store import FileStore
 from testkit.author import author_env
 from testkit.build import copy_env, copy_project, mkdocs_build
 from testkit.project import EXEC_FENCE, ROOT, SECTION_PAGE
-from testkit.serving import free_port
+from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
 from testkit.site import page
 
 NUMPY_BLOCK = "p5-9-1-practice-numpy"  # the manuscript's listing: numpy only, no `examples`
@@ -35,15 +32,9 @@ NOTEBOOK = "notebooks/p5-9-1-practice-in-jax.py"
 
 def build(project: Path, site: str = "site", **extra_env: str):
     """A strict, cache-using build of the copy; returns {block id: (outcome, why)} and the site."""
-    env = copy_env(project) | extra_env
     site_dir = project / site
-    result = mkdocs_build(
-        project / "mkdocs.yml",
-        site_dir,
-        fresh=False,
-        cache_dir=project / ".cache",
-        env=env,
-    )
+    env = copy_env(project) | extra_env  # the copy's package, its own store (project/.cache)
+    result = mkdocs_build(project / "mkdocs.yml", site_dir, fresh=False, env=env)
     assert result.returncode == 0, result.stderr[-5000:]
     return report(site_dir), site_dir
 
@@ -241,52 +232,13 @@ def test_two_processes_writing_one_entry_never_leave_it_half_written(tmp_path):
 # ---------------------------------------------------------------- mkdocs serve
 
 
-def _fetch(url: str) -> str | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.read().decode()
-    except OSError:
-        return None
-
-
-def _wait_for(url: str, needle: str, timeout_s: float = 120) -> str:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        text = _fetch(url)
-        if text is not None and needle in text:
-            return text
-        time.sleep(0.2)
-    raise AssertionError(f"{needle!r} never showed at {url}")
-
-
 def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_path):
     project = copy_project(tmp_path / "project")
-    port = free_port()
-    env = {**os.environ, **BUILD_ENV, **copy_env(project), "FRESH": ""}
-    log_file = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "serve",
-            "--strict",
-            "-a",
-            f"127.0.0.1:{port}",
-            "--watch",
-            "examples",
-            "--watch",
-            "hooks",
-        ],
-        cwd=project,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log_file,
-    )
-    base = f"http://127.0.0.1:{port}/"
-    section, report_url = f"{base}{SECTION_PAGE}/", f"{base}build-report/"
-    try:
-        _wait_for(section, "scalar multiply count = 12")
+    env = copy_env(project) | {"FRESH": ""}
+    watched = ("--watch", "examples", "--watch", "hooks")
+    with mkdocs_serve(project, env, tmp_path / "serve.log", *watched) as (_, base):
+        section, report_url = f"{base}{SECTION_PAGE}/", f"{base}build-report/"
+        wait_for_text(section, "scalar multiply count = 12")
         counting = project / "examples/counting.py"
         counting.write_text(
             counting.read_text().replace(
@@ -295,10 +247,10 @@ def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_
                 1,
             )
         )
-        _wait_for(section, "scalar multiply count = 1012")
+        wait_for_text(section, "scalar multiply count = 1012")
         page_md = project / "docs" / f"{SECTION_PAGE}.md"
         page_md.write_text(page_md.read_text().replace("safest one", "safest one so far", 1))
-        html = _wait_for(section, "safest one so far")
+        html = wait_for_text(section, "safest one so far")
         # Three builds in one process: each block once, wrapped once, captioned once.
         soup = BeautifulSoup(html, "html.parser")
         blocks = soup.select("div.exec-block")
@@ -309,19 +261,11 @@ def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_
         assert timed >= 1 and len(soup.select("p.measured-label")) == timed  # captioned once
         for block in blocks:
             assert len(block.select("p.run-label")) <= 1
-        report_html = _fetch(report_url)
+        report_html = fetch_text(report_url)
         assert report_html is not None
         assert report_html.count("<code>p5-9-1-practice-jax</code>") == 1
         log = (tmp_path / "serve.log").read_text()
         assert log.count("Execution report:") >= 3  # three builds in this one process
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log_file.close()
 
 
 # ---------------------------------------------------------------- notebooks

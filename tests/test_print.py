@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from testkit.project import GOLDEN, ROOT, SECTION_PAGE
+from testkit.project import ARTIFACTS, GOLDEN, SECTION_PAGE
 from testkit.serving import LOCAL_HOST, serve
 
-ARTIFACTS = ROOT / "test-artifacts"
 SCHEMES = ("light", "dark")
 A4_WIDTH_MM = 210
 PAGE_MARGIN_MM = 15  # course.css, print rules: @page { margin: 1.5cm }

@@ -211,11 +211,10 @@ def test_python_dash_m_examples_names_the_section_and_version(reader, tmp_path):
     assert reader.wheel_url.rsplit("/", 1)[0] + "/" in run.stdout
 
 
-def run_verify(reader: Reader, workdir: Path, script: str | None = None):
-    """``python -m examples verify`` as the reader runs it (or ``script`` run with -c)."""
-    command = ["-m", "examples", "verify"] if script is None else ["-c", script]
+def run_verify(reader: Reader, workdir: Path):
+    """``python -m examples verify`` as the reader runs it."""
     return subprocess.run(
-        [str(reader.python), *command],
+        [str(reader.python), "-m", "examples", "verify"],
         cwd=workdir,
         env=_reader_env(),
         capture_output=True,
@@ -277,7 +276,7 @@ block = next(b for b in expected["blocks"] if b["block_id"] == {altered!r})
 block["output"] = block["output"].replace("\\n", " (altered on purpose)\\n", 1)
 sys.exit(v.verify(expected, only=[{altered!r}, {other!r}]))
 """
-    run = run_verify(reader, tmp_path, script)
+    run = run_as_reader(reader, script, tmp_path)
     (ARTIFACTS / "verify-reader-altered.txt").write_text(run.stdout + run.stderr)
     assert run.returncode == 1, run.stdout + run.stderr
     report = run.stdout.splitlines()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from testkit.browser_pages import DRAWN_DIAGRAMS, SCHEMES, PageReport, open_page
-from testkit.project import ROOT, SECTION_PAGE
+from testkit.project import ARTIFACTS, ROOT, SECTION_PAGE
 from testkit.serving import free_port, listening
 from testkit.site import built_pages
 
@@ -26,9 +26,10 @@ SETTLED = "search/search_index.json"  # Material fetches it once the page has st
 def dev_server() -> str:
     """`make serve` on a free port, in a process group of its own (make starts mkdocs)."""
     port = free_port()
-    (ROOT / "test-artifacts").mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
-    log = open(ROOT / "test-artifacts" / "make-serve.log", "w")  # noqa: SIM115 (closed below)
+    log_path = ARTIFACTS / "make-serve.log"
+    log = log_path.open("w")  # closed below
     server = subprocess.Popen(
         ["make", "-s", "serve", f"DEV_ADDR=127.0.0.1:{port}"],
         cwd=ROOT,
@@ -40,7 +41,7 @@ def dev_server() -> str:
     try:
         deadline = time.monotonic() + 240  # the first build runs before it listens
         while not listening(port):
-            assert server.poll() is None, (ROOT / "test-artifacts" / "make-serve.log").read_text()
+            assert server.poll() is None, log_path.read_text()
             assert time.monotonic() < deadline, "make serve did not start listening"
             time.sleep(0.5)
         yield f"http://127.0.0.1:{port}/"
