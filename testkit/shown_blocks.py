@@ -13,9 +13,8 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, Tag
 
-# Where markdown-exec puts the source relative to the output (the ``source=`` option).
-SOURCE_FIRST = {"above", "block", "tabbed-left"}
-SOURCE_LAST = {"below", "tabbed-right"}
+from build_support.publishing.record import SOURCE_FIRST, SOURCE_LAST
+
 PYTHON_CLASSES = {"language-python", "language-py", "language-pycon"}
 
 

@@ -90,8 +90,8 @@ def write(site_dir: Path, version: str, outputs: list[Output], drift: Drift) -> 
 
 
 # Where markdown-exec puts a block's source relative to its output (its ``source=`` option).
-_SOURCE_FIRST = {"above", "block", "tabbed-left"}
-_SOURCE_LAST = {"below", "tabbed-right"}
+SOURCE_FIRST = {"above", "block", "tabbed-left"}
+SOURCE_LAST = {"below", "tabbed-right"}
 
 
 class _CodeTexts(HTMLParser):
@@ -121,13 +121,13 @@ def shown_output(options: dict[str, Any], html: str) -> str | None:
     """The text under a block that shows its source and a text result (``html`` is what
     markdown-exec made of it); None for any other block."""
     location, result = options.get("source", ""), options.get("result", "")
-    if not result or location not in _SOURCE_FIRST | _SOURCE_LAST:
+    if not result or location not in SOURCE_FIRST | SOURCE_LAST:
         return None
     parser = _CodeTexts()
     parser.feed(html)
     if len(parser.texts) != 2:  # a failed block shows its traceback instead
         return None
-    return parser.texts[1] if location in _SOURCE_FIRST else parser.texts[0]
+    return parser.texts[1] if location in SOURCE_FIRST else parser.texts[0]
 
 
 def expected_outputs(outputs: list[Output], version: str, current_environment) -> dict[str, Any]:
