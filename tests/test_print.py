@@ -1,16 +1,21 @@
-"""Printing the section, or saving it as PDF: chromium prints it (print media, A4), poppler
-reads the PDF back. The pages must hold the text, the diagram, the charts, the code of both
-tabs each with its output and every table, with no navigation and nothing cut at the edge.
+"""Printing the section, or saving it as PDF: chromium prints it (print media, A4), pypdfium2
+(PDFium, pinned in uv.lock) reads the PDF back: its text and an image of each page. The pages
+must hold the text, the diagram, the charts, the code of both tabs each with its output and
+every table, with no navigation and nothing cut at the edge.
 
 The PDF and a PNG of every page are kept in ``test-artifacts/`` to look at.
 """
 
 from __future__ import annotations
 
+import ctypes
+import math
 import re
-import subprocess
 from pathlib import Path
 
+import numpy as np
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 import pytest
 from bs4 import BeautifulSoup
 
@@ -21,6 +26,7 @@ SCHEMES = ("light", "dark")
 A4_WIDTH_MM = 210
 PAGE_MARGIN_MM = 15  # course.css, print rules: @page { margin: 1.5cm }
 RESOLUTION_DPI = 40
+SAME_LINE_PT = 3  # baselines closer than this are one line (a superscript, inline code)
 
 # The flowchart, drawn by mermaid at build time (hooks/mermaid_svg.py), is in the page as SVG.
 DIAGRAMS_DRAWN = """
@@ -67,34 +73,75 @@ def printed(request, browser, built_site: Path) -> dict:
         visible_chrome = page.evaluate(VISIBLE_CHROME)
         page.pdf(path=str(pdf), format="A4")
         context.close()
-    # -layout: the physical layout, so a wrapped line keeps its order and its hyphen (the default
-    # mode moves a trailing comment to a column of its own and drops a hyphen at a line end).
-    text = subprocess.run(
-        ["pdftotext", "-layout", "-enc", "UTF-8", str(pdf), "-"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    pages = text.count("\f")
-    stem = ARTIFACTS / f"section-print-{scheme}"
-    for old in ARTIFACTS.glob(f"{stem.name}-*.p?m"):
-        old.unlink()
-    subprocess.run(
-        ["pdftoppm", "-r", str(RESOLUTION_DPI), "-gray", str(pdf), str(stem)], check=True
-    )
-    images = sorted(ARTIFACTS.glob(f"{stem.name}-*.pgm"))
+    pages, images = _read_back(pdf, ARTIFACTS / f"section-print-{scheme}")
+    text = "\f".join(pages)
     html = (built_site / SECTION_PAGE / "index.html").read_text()
     return {
         "scheme": scheme,
         "text": text,
         "squeezed": _squeezed(text),
-        "pages": pages,
+        "pages": len(pages),
         "images": images,
         "article": BeautifulSoup(html, "html.parser").select_one("article"),
         "soup": BeautifulSoup(html, "html.parser"),
         "visible_chrome": visible_chrome,
         "other_hosts": other_hosts,
     }
+
+
+def _read_back(pdf: Path, stem: Path) -> tuple[list[str], dict[str, np.ndarray]]:
+    """The text of each page of ``pdf``, and each page rendered in grey at RESOLUTION_DPI (as
+    an array of pixels by name, each also saved as ``{stem}-{n}.png`` to look at)."""
+    for old in stem.parent.glob(f"{stem.name}-*.png"):
+        old.unlink()
+    texts, images = [], {}
+    document = pdfium.PdfDocument(pdf)
+    try:
+        for number, page in enumerate(document, start=1):
+            texts.append(_page_text(page.get_textpage()))
+            image = page.render(scale=RESOLUTION_DPI / 72, grayscale=True).to_pil().convert("L")
+            path = stem.with_name(f"{stem.name}-{number}.png")
+            image.save(path)
+            images[path.name] = np.asarray(image)
+    finally:
+        document.close()
+    return texts, images
+
+
+def _page_text(textpage: pdfium.PdfTextPage) -> str:
+    """A page's text in its physical layout, as poppler's ``pdftotext -layout`` reads it: line
+    by line from the top, each line in its own reading direction (a chart's axis title is
+    turned on its side). PDFium lists the characters in the order Chromium drew them, which is
+    not the reading order (the code of a block split across two pages comes after the caption
+    under it), so the lines are rebuilt from each character's position and angle: a code line
+    wrapped in print then reads in order, hyphen included, across a page break too."""
+    raw, x, y = textpage.raw, ctypes.c_double(), ctypes.c_double()
+    chars = []  # (angle in degrees, along its line, across it: the baseline, height, character)
+    for index in range(textpage.count_chars()):
+        char = chr(pdfium_c.FPDFText_GetUnicode(raw, index))
+        if char in "\r\n":  # PDFium's own line breaks, in drawing order
+            continue
+        if pdfium_c.FPDFText_IsGenerated(raw, index):  # a space PDFium puts between two words
+            angle, along, baseline, height, _ = chars[-1] if chars else (0, 0.0, 0.0, 0.0, "")
+            chars.append((angle, along + 1e-3, baseline, height, char))
+            continue
+        radians = pdfium_c.FPDFText_GetCharAngle(raw, index)
+        pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
+        # PDFium measures the angle clockwise: the line runs along (cos, -sin), up is (sin, cos).
+        cos, sin = math.cos(radians), math.sin(radians)
+        along, baseline = x.value * cos - y.value * sin, x.value * sin + y.value * cos
+        chars.append((round(math.degrees(radians)) % 360, along, baseline, y.value, char))
+    lines: list[list[tuple]] = []
+    for char in sorted(chars, key=lambda char: (char[0], -char[2])):
+        line = lines[-1] if lines else None
+        if line and line[0][0] == char[0] and line[0][2] - char[2] <= SAME_LINE_PT:
+            line.append(char)
+        else:
+            lines.append([char])
+    lines.sort(key=lambda line: -max(char[3] for char in line))  # from the top of the page
+    return "\n".join(
+        "".join(char[4] for char in sorted(line, key=lambda c: c[1])) for line in lines
+    )
 
 
 def test_the_pdf_has_pages_and_the_page_asked_no_other_host(printed):
@@ -160,30 +207,20 @@ def test_no_navigation_or_sidebar_is_printed(printed):
     assert [title for title in nav_only if _squeezed(title) in printed["squeezed"]] == []
 
 
-def _rightmost_ink_mm(image: Path) -> float:
-    """How far from the page's left edge the rightmost dark pixel of a PGM page lies, in mm."""
-    data = image.read_bytes()
-    header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+(\d+)\s", data)
-    assert header, f"{image} is not a binary PGM"
-    width, height = int(header[1]), int(header[2])
-    pixels = data[header.end() :]
-    rightmost = 0
-    for row in range(height):
-        line = pixels[row * width : (row + 1) * width].rstrip(b"\xff\xfe\xfd\xfc\xfb\xfa")
-        # anything lighter than 0xe0 is paper or a pale code background, not ink
-        for column in range(len(line) - 1, rightmost - 1, -1):
-            if line[column] < 0xE0:
-                rightmost = column
-                break
-    return rightmost / width * A4_WIDTH_MM
+def _rightmost_ink_mm(pixels: np.ndarray) -> float:
+    """How far from the page's left edge the rightmost dark pixel of a grey page lies, in mm."""
+    # anything lighter than 0xe0 is paper or a pale code background, not ink
+    columns = np.flatnonzero((pixels < 0xE0).any(axis=0))
+    rightmost = columns[-1] if columns.size else 0
+    return float(rightmost / pixels.shape[1] * A4_WIDTH_MM)
 
 
 def test_nothing_reaches_into_the_right_margin(printed):
     """Wrapped code and fitted tables: no page has ink past the right margin."""
     limit = A4_WIDTH_MM - PAGE_MARGIN_MM + 1  # one mm for anti-aliasing
     beyond = {
-        image.name: round(mm, 1)
-        for image in printed["images"]
-        if (mm := _rightmost_ink_mm(image)) > limit
+        name: round(mm, 1)
+        for name, pixels in printed["images"].items()
+        if (mm := _rightmost_ink_mm(pixels)) > limit
     }
     assert beyond == {}, f"ink past {limit} mm from the left edge: {beyond}"
