@@ -1,8 +1,8 @@
 """Which Chrome-family browser the project drives, and how it launches it: one home for both.
 
 Mermaid draws the diagrams in it when the site is built (``hooks/mermaid_svg.py``, only for a
-diagram not already cached), and the tests and benchmarks drive it through playwright. Nothing
-here installs or downloads a browser (no make target needs root). The first one found wins:
+diagram not already cached), and the tests and benchmarks drive it through playwright. The
+first one found wins:
 
 1. ``CHROMIUM``, if set: a path, or a name on ``PATH`` (set but not found is an error);
 2. ``chromium``, ``chromium-browser``, ``google-chrome``, ``google-chrome-stable`` on ``PATH``;
@@ -10,8 +10,12 @@ here installs or downloads a browser (no make target needs root). The first one 
 4. playwright's own chromium, where ``playwright install chromium`` put one: in
    ``PLAYWRIGHT_BROWSERS_PATH``, or playwright's default folder (newest revision first).
 
-``python -m build_support.browser [WHAT NEEDS ONE]`` prints the one found, or what to install.
-Standard library only: the numeric tests run without the docs stack.
+``python -m build_support.browser [--install] [WHAT NEEDS ONE]`` prints the one found, or what
+to install. With ``--install`` (``make test``), where none is found, it first runs playwright's
+``playwright install --no-shell chromium``, which downloads playwright's own Chromium into the
+user's cache (4. above; no root), then looks again; where that fails too (no network) it prints
+what to install. A machine with a browser never downloads one. Standard library only: the
+numeric tests run without the docs stack.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -60,6 +65,11 @@ INSTALL_HINTS = (
     ("any system", ".venv/bin/playwright install chromium  (playwright's own build)"),
 )
 
+# Run with the interpreter of .venv, where playwright is installed: it downloads the Chromium
+# build that this playwright drives into its default folder (4. above), the user's cache.
+# --no-shell: not the headless shell as well, which the project does not use.
+INSTALL_COMMAND = (sys.executable, "-m", "playwright", "install", "--no-shell", "chromium")
+
 
 class BrowserNotFound(RuntimeError):
     """No Chrome-family browser where the project looks; the message says what to install."""
@@ -88,6 +98,45 @@ def find(environ: Mapping[str, str] | None = None) -> Found:
         if path.is_file() and os.access(path, os.X_OK):
             return Found(path, how)
     raise BrowserNotFound(not_found_message(environ))
+
+
+def find_or_install(environ: Mapping[str, str] | None = None) -> Found:
+    """``find``; where it finds nothing, say so, run ``INSTALL_COMMAND`` (its output on
+    stderr), look again and check that what it installed starts. ``BrowserNotFound``, saying
+    what to install, where either failed. A ``CHROMIUM`` that finds nothing stays an error:
+    nothing is downloaded instead."""
+    environ = os.environ if environ is None else environ
+    try:
+        return find(environ)
+    except BrowserNotFound as error:
+        if environ.get(ENV_VAR):
+            raise
+        missing = str(error)
+    folder = " or ".join(map(str, _playwright_folders(environ))) or "playwright's folder"
+    print(
+        f"no Chrome-family browser found: installing playwright's own Chromium into {folder} "
+        f"(no root): {' '.join(INSTALL_COMMAND)}",
+        file=sys.stderr,
+        flush=True,
+    )
+    installed = subprocess.run(INSTALL_COMMAND, env=dict(environ), stdout=sys.stderr.fileno())
+    try:
+        found = find(environ)
+    except BrowserNotFound:
+        raise BrowserNotFound(
+            f"installing playwright's Chromium failed (exit {installed.returncode}); {missing}"
+        ) from None
+    # Playwright's build needs the system's libraries (libnss3, ...), which only root installs.
+    runs = subprocess.run([found.path, "--version"], env=dict(environ), capture_output=True)
+    if runs.returncode != 0:
+        raise BrowserNotFound(
+            f"playwright's Chromium, installed in {found.path}, does not start: "
+            f"{runs.stderr.decode(errors='replace').strip()}\n"
+            "Install a Chrome-family browser from the system's packages instead (they bring its "
+            f"libraries), or its libraries: playwright install-deps chromium (as root).\n{missing}"
+        )
+    print(f"installed: {found.path}", file=sys.stderr)
+    return found
 
 
 def launch(playwright, **options):
@@ -156,10 +205,13 @@ def _home(environ: Mapping[str, str]) -> Path:
     return Path(environ.get("HOME") or Path.home())
 
 
-def main(needed_by: list[str]) -> int:
-    """Print the browser found; or, prefixed with what needs one (``needed_by``), what to do."""
+def main(arguments: list[str]) -> int:
+    """Print the browser found (``--install``: or installed); or, prefixed with what needs one
+    (the other arguments), what to do."""
+    install = "--install" in arguments
+    needed_by = [argument for argument in arguments if argument != "--install"]
     try:
-        found = find()
+        found = find_or_install() if install else find()
     except BrowserNotFound as error:
         print(": ".join([*needed_by, str(error)]), file=sys.stderr)
         return 1

@@ -1,6 +1,8 @@
 """build_support.browser: where the project finds a Chrome-family browser, in which order, and
-what it says where there is none; a build whose diagrams are all cached needs no browser; no
-make target installs anything (that would need root)."""
+what it says where there is none, and how ``make test`` installs playwright's own Chromium into
+the user's cache only where none is found (stand-ins for playwright's installer: its download
+host is not reached from every machine); a build whose diagrams are all cached needs no
+browser; no make target runs a system package manager (that would need root)."""
 
 from __future__ import annotations
 
@@ -153,6 +155,90 @@ def test_the_command_prints_the_browser_or_what_to_install(machine):
     found = subprocess.run(command, cwd=ROOT, env=machine.env, capture_output=True, text=True)
     assert found.returncode == 0
     assert found.stdout.strip() == f"{path}  (found by PATH (google-chrome))"
+
+
+# Stand-ins for `playwright install --no-shell chromium` (browser.INSTALL_COMMAND), run as it
+# is: each notes that it ran; one puts a browser where playwright's would go (the user's cache,
+# by HOME), one fails as a download does without network, one installs a browser that does not
+# start (as playwright's does without the system's libraries).
+FAKE_INSTALL = """
+import os, pathlib, sys
+home = pathlib.Path(os.environ["HOME"])
+(home / "install-ran").write_text(" ".join(sys.argv[1:]))
+chrome = home / ".cache/ms-playwright/chromium-1255/chrome-linux64/chrome"
+if sys.argv[1] == "fails":
+    print("Error: getaddrinfo ENOTFOUND cdn.playwright.dev", file=sys.stderr)
+    sys.exit(1)
+chrome.parent.mkdir(parents=True)
+starts = "exit 0" if sys.argv[1] == "works" else "echo no libnss3 >&2; exit 127"
+chrome.write_text("#!/bin/sh\\n" + starts)
+chrome.chmod(0o755)
+"""
+
+
+def fake_install(monkeypatch, outcome: str) -> None:
+    monkeypatch.setattr(browser, "INSTALL_COMMAND", (sys.executable, "-c", FAKE_INSTALL, outcome))
+
+
+def test_a_machine_with_a_browser_never_downloads_one(machine, monkeypatch):
+    fake_install(monkeypatch, "works")
+    path = stub(machine.bin2, "google-chrome")
+    assert browser.find_or_install(machine.env) == browser.Found(path, "PATH (google-chrome)")
+    missing = machine.root / "no-such-browser"
+    with pytest.raises(browser.BrowserNotFound, match=rf"CHROMIUM={missing} is not an exec"):
+        browser.find_or_install(machine.env | {"CHROMIUM": str(missing)})  # the user's choice
+    assert not (machine.home / "install-ran").exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="playwright's default folder on Linux")
+def test_where_none_is_found_playwrights_chromium_is_installed_in_the_users_cache(
+    machine, monkeypatch, capfd
+):
+    fake_install(monkeypatch, "works")
+    found = browser.find_or_install(machine.env)
+    cache = machine.home / ".cache" / "ms-playwright"
+    assert found == browser.Found(
+        cache / "chromium-1255/chrome-linux64/chrome", "playwright (chromium-1255)"
+    )
+    assert (machine.home / "install-ran").read_text() == "works"
+    said = capfd.readouterr().err
+    assert (
+        f"no Chrome-family browser found: installing playwright's own Chromium into {cache}" in said
+    )
+    assert f"installed: {found.path}" in said
+    assert browser.find_or_install(machine.env) == found  # once there, found like any other
+
+
+def test_where_the_installation_fails_it_says_what_to_install(machine, monkeypatch, capfd):
+    fake_install(monkeypatch, "fails")
+    with pytest.raises(browser.BrowserNotFound) as raised:
+        browser.find_or_install(machine.env)
+    message = str(raised.value)
+    assert message.startswith("installing playwright's Chromium failed (exit 1); no Chrome-family")
+    assert "Debian/Ubuntu: sudo apt-get install chromium" in message
+    assert "ENOTFOUND" in capfd.readouterr().err  # what playwright said, shown as it said it
+    assert (machine.home / "install-ran").exists()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="playwright's default folder on Linux")
+def test_an_installed_chromium_that_does_not_start_says_what_to_install(machine, monkeypatch):
+    fake_install(monkeypatch, "does-not-start")
+    with pytest.raises(browser.BrowserNotFound, match="does not start: no libnss3") as raised:
+        browser.find_or_install(machine.env)
+    assert "Debian/Ubuntu: sudo apt-get install chromium" in str(raised.value)
+
+
+def test_the_command_installs_only_when_asked(machine, monkeypatch, capfd):
+    fake_install(monkeypatch, "fails")
+    monkeypatch.setattr(os, "environ", machine.env)
+    assert browser.main(["make test needs one"]) == 1
+    assert not (machine.home / "install-ran").exists()
+    assert browser.main(["--install", "make test needs one"]) == 1
+    assert (machine.home / "install-ran").exists()
+    said = capfd.readouterr().err
+    assert (
+        "make test needs one: installing playwright's Chromium failed (exit 1); no Chrome" in said
+    )
 
 
 # A site of one page with one diagram, built by mkdocs with the diagram hook alone.
