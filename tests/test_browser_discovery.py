@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -306,3 +307,25 @@ def test_no_make_target_runs_apt_get():
     assert len(commands) > 10 and any("mkdocs build" in command for command in commands)
     installing = re.compile(r"\b(apt-get|apt|dnf|brew)\b")
     assert not [command for command in commands if installing.search(command)]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason=".ci/run runs on Debian")
+@pytest.mark.parametrize("present", [False, True], ids=["no browser", "a browser"])
+def test_ci_installs_as_root_only_a_browser_where_none_is_found_then_runs_make_test(
+    machine, present
+):
+    """.ci/run, with stand-ins for apt-get and make that write down how they were called."""
+    ran = machine.root / "ran"
+    for name in ("apt-get", "make"):
+        stub(machine.bin1, name).write_text(f'#!/bin/sh\necho {name} "$@" >> {ran}\n')
+    for name in ("bash", "dirname"):
+        (machine.bin1 / name).symlink_to(shutil.which(name))
+    (machine.bin1 / "python3").symlink_to(sys.executable)
+    if present:
+        stub(machine.bin2, "chromium")
+    result = subprocess.run(
+        [ROOT / ".ci" / "run"], env=machine.env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    apt = [] if present else ["apt-get update -qq", "apt-get install -y -qq chromium"]
+    assert ran.read_text().splitlines() == [*apt, "make test"]
