@@ -54,7 +54,8 @@ _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
 class ThisBuild:
     """This build's wheel: what ``on_env`` builds it from, the values of ``{{ install.name }}``,
     the wheel as a file of the site (its content set by ``on_env``), and the wheel once built.
-    (A plain class: mkdocs loads a hook as a module outside ``sys.modules``' packages.)"""
+    A plain class, as ``mermaid_svg.Drawing``: dataclasses need the module in ``sys.modules``,
+    and a hook loaded by file (tests/testkit) is not."""
 
     def __init__(self, project: Path, version: str, folder_url: str, install: dict[str, str]):
         self.project, self.version, self.folder_url = project, version, folder_url

@@ -1,6 +1,6 @@
-"""What a build does with its notebooks (their execution: ``notebooks.py``): each one looked up
-in the cache at the start of the build, or started in the background; timed blocks wait for
-their cells; each page's executed notebook handed to its renderer, then recorded as a ``Run``.
+"""What a build does with its notebooks (their execution, threads and runs: ``notebooks.py``):
+each one looked up in the cache at the start of the build, or started in the background; each
+page's executed notebook handed to its renderer, then recorded as a ``Run``.
 """
 
 from __future__ import annotations
