@@ -14,6 +14,8 @@ import re
 import types
 from pathlib import Path, PurePath
 
+import pytest
+
 from testkit.hooks import load_hook
 from testkit.project import ROOT
 
@@ -231,3 +233,51 @@ def test_the_state_check_sees_what_it_should(tmp_path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module_state(module, path) == {"_registry", "_pool", "_slot", "CHANGED"}
+
+
+# ---------------------------------------------------------------- markdown-exec's public names
+
+
+def test_the_build_uses_markdown_exec_through_its_public_names_only():
+    import markdown_exec
+
+    public, used = set(markdown_exec.__all__), []
+    for path in [*sorted((ROOT / "build_support").rglob("*.py")), *(ROOT / "hooks").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("markdown_exec"):
+                used += [(path.name, node.module, alias.name) for alias in node.names]
+            elif isinstance(node, ast.Import):
+                used += [(path.name, a.name, "") for a in node.names if "markdown_exec." in a.name]
+            elif isinstance(node, ast.Attribute) and getattr(node.value, "id", "") in (
+                "markdown_exec",
+                "sys",
+            ):
+                used += [(path.name, node.value.id, node.attr)]
+    private = [
+        use
+        for use in used
+        if (use[1] == "markdown_exec" and use[2] not in public)
+        or use[1].startswith("markdown_exec.")
+        or use[1:] == ("sys", "exc_info")  # an exception recovered from a log record
+    ]
+    assert private == []
+    assert ("python_exec.py", "markdown_exec", "base_format") in used
+
+
+def test_a_block_runs_in_the_globals_it_is_given_and_its_exception_is_raised(caplog):
+    import markdown
+
+    from build_support.execution import python_exec
+
+    def block(code: str, namespace: dict) -> str:
+        options = {"code": code, "md": markdown.Markdown(), "id": "b", "extra": {}}
+        return python_exec.format_python(namespace, **options)
+
+    session: dict = {}
+    assert "<p>1</p>" in block("x = 1\nprint(x)", session)
+    assert "<p>2</p>" in block("print(x + 1)", session)  # the session's globals
+    with pytest.raises(NameError, match="'x' is not defined"):
+        block("print(x)", {})  # fresh globals: raised as the block raised it
+    with pytest.raises(SystemExit):
+        block("import sys\nsys.exit(0)", {})
+    assert caplog.records == []  # nothing logged for guard to recover
