@@ -31,6 +31,7 @@ def format_python(namespace: dict[str, Any], /, **options: Any) -> str:
     """The block's HTML: markdown-exec's rendering of what ``run`` printed in ``namespace``."""
     from markdown_exec import base_format  # imported on use: a cached build needs none of it
 
+    # "python" for `py` fences too, as markdown-exec's own python formatter renders them.
     return str(base_format(language="python", run=partial(run, namespace=namespace), **options))
 
 
