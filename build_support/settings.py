@@ -123,7 +123,8 @@ def read(project_root: Path) -> BuildSettings:
     return validated((config.get("extra") or {}).get(KEY), str(path))
 
 
-# The build running in this process: its project root, and its settings.
+# Process scope: the build running in this process (one at a time), its project root and its
+# settings, for what no build object reaches (the store's folder, from every named cache).
 _running: tuple[Path | None, BuildSettings] | None = None
 
 

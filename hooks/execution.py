@@ -1,6 +1,8 @@
 """The one hook for execution: maps MkDocs' events onto ``build_support`` (runner, cache,
-notebooks, record, report). Every ``python exec`` block and every notebook is run or reused by
-``build_support.execution.runner``'s ``Build``; nothing else wraps markdown-exec's formatters.
+notebooks, record, report). Every ``python exec`` block and every notebook is run or reused
+through the build's one state object (``build_support.execution.state``), which this hook
+starts for each build and passes on; nothing else wraps markdown-exec's formatters. The hook
+holds no state of its own.
 
 Hook order matters, and mkdocs.yml keeps it: this hook comes right after settings.py
 (which validates the settings it reads), so that its ``on_page_content`` writes each session's
@@ -14,9 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
@@ -26,18 +26,16 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 from build_support import settings
-from build_support.execution import guard, runner
+from build_support.execution import notebook_page, notebook_runs, runner, session_runs, state
 from build_support.publishing import record, report
 
 log = logging.getLogger("mkdocs.hooks.execution")
-
-_state: dict[str, object] = {"drift": None, "scratch": None}
 
 
 def on_startup(command, dirty):
     # Called once per process: `mkdocs serve` shows a failing block in its page and goes on;
     # `mkdocs build` (make build, mike under make publish, CI) fails on it.
-    guard.set_serving(command == "serve")
+    state.PROCESS.started(command)
 
 
 def on_config(config):
@@ -46,9 +44,8 @@ def on_config(config):
         raise PluginError(
             "set mkdocs-jupyter's execute to false: hooks/execution.py runs notebooks"
         )
-    runner.install_formatters()  # once per process: a serve rebuild finds them in place
-    _state["drift"] = None
-    runner.start_build(Path(config.config_file_path).parent, config)
+    build = state.start(Path(config.config_file_path).parent, config)
+    runner.install_formatters(build)  # a serve rebuild puts its own build's in place
     return config
 
 
@@ -64,38 +61,37 @@ def on_files(files, config):
         for file in files.documentation_pages()
         if jupyter.should_include(file)
     ]
-    _state["scratch"] = Path(tempfile.mkdtemp(prefix="notebooks-"))
-    runner.current_build().start_notebooks(pages, jupyter.config["kernel_name"])
+    notebook_runs.start_notebooks(state.current(), pages, jupyter.config["kernel_name"])
     return files
 
 
 def on_page_markdown(markdown, page, config, files):
-    build = runner.current_build()
+    build = state.current()
     build.page = page.file.src_uri
-    build.read_sessions(page.file.src_uri, markdown)
+    session_runs.read_sessions(build, page.file.src_uri, markdown)
     return markdown
 
 
 def on_pre_page(page, config, files):
     # After mkdocs-jupyter's on_pre_page (hooks run after plugins), which set page.render:
     # mkdocs-jupyter renders the executed copy instead of the source.
-    build = runner.current_build()
-    if page.file.src_uri not in build.notebook_runs:
+    build = state.current()
+    if page.file.src_uri not in build.notebooks.runs:
         return page
     render = page.render
 
     def render_executed(config, files):
-        build.render_notebook_page(page, render, config, files, _state["scratch"])
+        notebook_page.render_notebook_page(build, page, render, config, files)
 
     page.render = render_executed
     return page
 
 
 def on_page_content(content, page, config, files):
-    build = runner.current_build()
-    content = build.fill_sessions(page.file.src_uri, content)  # each session from one run
-    if page.file.src_uri in build.notebook_runs:
-        build.record_notebook(page.file.src_uri, content)
+    build = state.current()
+    content = session_runs.fill_sessions(build, page.file.src_uri, content)  # one run each
+    if page.file.src_uri in build.notebooks.runs:
+        notebook_runs.record_notebook(build, page.file.src_uri, content)
     return content
 
 
@@ -103,9 +99,9 @@ def on_post_page(output, page, config):
     # Pages are written after every page has been rendered: every run is recorded by now.
     if page.file.src_uri != report.REPORT_PAGE:
         return output
-    build = runner.current_build()
-    _state["drift"] = _drift(build, Path(config.config_file_path).parent)
-    tables = report.table(build.runs, _state["drift"]) + report.key_html(build.environment, config)
+    build = state.current()
+    build.drift = _drift(build, Path(config.config_file_path).parent)
+    tables = report.table(build.runs, build.drift) + report.key_html(build.environment, config)
     return output.replace(report.TABLE_SLOT, tables)
 
 
@@ -118,9 +114,9 @@ def _drift(build, project_root: Path):
 
 
 def on_post_build(config):
-    build = runner.current_build()
-    _finish(build)
-    drift = _state["drift"] or record.Drift(None)
+    build = state.current()
+    build.notebooks.finish()
+    drift = build.drift or record.Drift(None)
     record.write(
         Path(config.site_dir),
         settings.deployed_version() or "",
@@ -139,22 +135,12 @@ def on_post_build(config):
             run.seconds,
             run.ran_on,
         )
-    if _state["drift"] is not None:
+    if build.drift is not None:
         for line in drift.lines():
             log.info(line)
     log.info("Execution report: %s", report.totals(build.runs))
 
 
 def on_build_error(error):
-    try:
-        build = runner.current_build()
-    except RuntimeError:
-        return  # failed before the build started
-    _finish(build)
-
-
-def _finish(build):
-    build.finish_notebooks()
-    if _state["scratch"] is not None:
-        shutil.rmtree(_state["scratch"], ignore_errors=True)
-        _state["scratch"] = None
+    if state.PROCESS.build is not None:  # None: failed before the build started
+        state.PROCESS.build.notebooks.finish()

@@ -21,9 +21,9 @@ def _prose_numbers() -> dict[str, str]:
 def on_page_markdown(markdown, page, config, files):
     if "live." not in markdown:
         return markdown
-    from build_support.execution.runner import current_build  # loaded by hooks/execution.py
+    from build_support.execution import state  # loaded by hooks/execution.py
 
-    numbers = current_build().cached_value("prose_numbers", _prose_numbers)
+    numbers = state.current().cached_value("prose_numbers", _prose_numbers)
 
     def substitute(match: re.Match[str]) -> str:
         name = match[1]

@@ -39,6 +39,7 @@ from mkdocs.structure.files import File
 from build_support import section, settings
 from build_support.caching.named_cache import Cache
 from build_support.caching.store import key_of
+from build_support.execution import state
 from build_support.publishing.wheel_build import (
     Wheel,
     builder_version,
@@ -49,16 +50,21 @@ from build_support.publishing.wheel_build import (
 
 _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
 
-_install: dict[str, str] = {}  # this build's values for {{ install.name }}
-_wheel: Wheel | None = None  # this build's wheel
-_file: File | None = None  # the wheel as a file of the site (its content set by on_env)
-_inputs: dict = {}  # what on_env builds the wheel from
-_command: str | None = None  # "build" or "serve" (mkdocs' on_startup)
+
+class ThisBuild:
+    """This build's wheel: what ``on_env`` builds it from, the values of ``{{ install.name }}``,
+    the wheel as a file of the site (its content set by ``on_env``), and the wheel once built.
+    A plain class, as ``mermaid_svg.Drawing``: dataclasses need the module in ``sys.modules``,
+    and a hook loaded by file (tests/testkit) is not."""
+
+    def __init__(self, project: Path, version: str, folder_url: str, install: dict[str, str]):
+        self.project, self.version, self.folder_url = project, version, folder_url
+        self.install = install
+        self.file: File | None = None
+        self.wheel: Wheel | None = None
 
 
-def on_startup(command, dirty):
-    global _command
-    _command = command
+_this_build: ThisBuild | None = None  # made anew by each build's on_config
 
 
 def version_folder_url(
@@ -93,43 +99,41 @@ def on_config(config):
     except (OSError, KeyError, ValueError) as error:
         raise PluginError(f"wheel: the section page's version: {error!r}") from None
     deployed = settings.deployed_version()
-    folder_url = version_folder_url(config.site_url, version, deployed, _command == "serve")
-    _inputs.update(project=project, version=version, folder_url=folder_url)
+    folder_url = version_folder_url(config.site_url, version, deployed, state.PROCESS.serving)
     name = wheel_name(project, version)
     url = f"{folder_url}{name}"
-    _install.clear()
-    _install.update(version=version, wheel=name, url=url, command=f"python -m pip install {url}")
+    install = dict(version=version, wheel=name, url=url, command=f"python -m pip install {url}")
+    global _this_build
+    _this_build = ThisBuild(project, version, folder_url, install)
     return config
 
 
 def on_files(files, config):
     # The wheel is a file of the site: pages link to it, and mkdocs copies it to the site's root
     # once on_env has built it (its content is set there).
-    global _file
-    _file = File.generated(config, _install["wheel"], content=b"")
-    files.append(_file)
+    _this_build.file = File.generated(config, _this_build.install["wheel"], content=b"")
+    files.append(_this_build.file)
     return files
 
 
 def on_env(env, config, files):
     """Every page's blocks have run: build the wheel with their expected outputs."""
-    global _wheel
-    expected = json.dumps(_expected_outputs(), indent=1, sort_keys=True).encode()
-    project = _inputs["project"]
-    digest = wheel_digest(project, _inputs["version"], _inputs["folder_url"], expected)
-    key, cache = key_of(digest, builder_version()), Cache.for_project("wheel", project)
+    this = _this_build
+    expected = json.dumps(_expected_outputs(this.version), indent=1, sort_keys=True).encode()
+    digest = wheel_digest(this.project, this.version, this.folder_url, expected)
+    key, cache = key_of(digest, builder_version()), Cache.for_project("wheel", this.project)
     with tempfile.TemporaryDirectory(prefix="expected-outputs-") as folder:
         path = Path(folder) / "expected-outputs.json"
         path.write_bytes(expected)
-        _wheel = cached_wheel(project, cache, key, expected=path)
-    if _wheel.name != _install["wheel"]:
-        raise PluginError(f"wheel: built {_wheel.name}, but the pages name {_install['wheel']}")
-    _file.content_bytes = _wheel.content
+        this.wheel = cached_wheel(this.project, cache, key, expected=path)
+    named = this.install["wheel"]
+    if this.wheel.name != named:
+        raise PluginError(f"wheel: built {this.wheel.name}, but the pages name {named}")
+    this.file.content_bytes = this.wheel.content
     return env
 
 
-def _expected_outputs() -> dict:
-    from build_support.execution import runner
+def _expected_outputs(version: str) -> dict:
     from build_support.publishing import record
 
     def current_environment():
@@ -137,8 +141,8 @@ def _expected_outputs() -> dict:
 
         return environment()
 
-    outputs = runner.current_build().outputs()
-    return record.expected_outputs(outputs, _install["version"], current_environment)
+    outputs = state.current().outputs()
+    return record.expected_outputs(outputs, version, current_environment)
 
 
 def fill_placeholders(
@@ -157,12 +161,12 @@ def fill_placeholders(
 
 
 def on_page_markdown(markdown, page, config, files):
-    return fill_placeholders(markdown, page.file.src_uri, _install)
+    return fill_placeholders(markdown, page.file.src_uri, _this_build.install)
 
 
 def on_page_content(content, page, config, files):
     # Notebook pages are rendered from the notebook by mkdocs-jupyter, never as Markdown.
-    return fill_placeholders(content, page.file.src_uri, _install, html.escape)
+    return fill_placeholders(content, page.file.src_uri, _this_build.install, html.escape)
 
 
 def on_post_page(output, page, config):
@@ -170,7 +174,7 @@ def on_post_page(output, page, config):
         for path in Path(page.file.abs_dest_path).parent.iterdir():
             if path.suffix in {".ipynb", ".py"}:
                 escape = (lambda value: json.dumps(value)[1:-1]) if path.suffix == ".ipynb" else str
-                text = fill_placeholders(path.read_text(), str(path), _install, escape)
+                text = fill_placeholders(path.read_text(), str(path), _this_build.install, escape)
                 path.write_text(text)
     return output
 
@@ -183,4 +187,4 @@ def check_served(site_dir: Path, wheel_name: str) -> None:
 
 
 def on_post_build(config):
-    check_served(Path(config.site_dir), _wheel.name)
+    check_served(Path(config.site_dir), _this_build.wheel.name)

@@ -18,7 +18,7 @@ import pytest
 from build_support.caching.cache import ExecutionCache
 from build_support.caching.check_cache import check
 from build_support.caching.store import FileStore
-from build_support.execution import blocks, runner, session_runs
+from build_support.execution import python_exec, runner, session_runs, state
 from testkit.project import ROOT
 
 MKDOCS_YML = """\
@@ -220,21 +220,20 @@ def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path,
 
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("FRESH", raising=False)
-    runner.install_formatters()
-    monkeypatch.setitem(blocks.original_formatters, "python", formatter)
-    monkeypatch.setattr(session_runs, "forget_globals", lambda name: None)  # no markdown-exec run
+    monkeypatch.setattr(python_exec, "format_python", lambda namespace, **o: formatter(**o))
     markdown = (
         '```python exec="on" session="s"\nA\n```\n\n```python exec="on" session="s"\nB\n```\n'
     )
 
     def build(*codes: str):
-        build = runner.start_build(ROOT)
+        build = state.start(ROOT)
         build.page = "page.md"
-        build.read_sessions("page.md", markdown)
+        session_runs.read_sessions(build, "page.md", markdown)
         html = "".join(
-            build.format_block("python", {"code": code, "session": "s"}) for code in codes
+            runner.format_block(build, "python", {"code": code, "session": "s"}) for code in codes
         )
-        return build.fill_sessions("page.md", html), [(run.ran, run.reasons) for run in build.runs]
+        html = session_runs.fill_sessions(build, "page.md", html)
+        return html, [(run.ran, run.reasons) for run in build.runs]
 
     html, outcomes = build("A", "B")
     assert "run 1: A" in html and "run 1: B" in html

@@ -291,12 +291,11 @@ def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_pa
 
 @pytest.fixture
 def a_build(tmp_path, monkeypatch):
-    from build_support.execution import runner
+    from build_support.execution import state
 
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("FRESH", raising=False)
-    runner.install_formatters()
-    build = runner.start_build(ROOT)
+    build = state.start(ROOT)
     build.page = "page.md"
     return build
 
@@ -304,19 +303,19 @@ def a_build(tmp_path, monkeypatch):
 def test_a_failing_block_is_never_stored(a_build, monkeypatch):
     import markdown
 
-    from build_support.execution import blocks, guard
+    from build_support.execution import python_exec, runner, state
 
     # As under mkdocs serve, where a failure shows in the page and the build goes on (elsewhere
-    # it fails the build: tests/test_block_guard.py); markdown-exec's own formatter runs it.
-    monkeypatch.setattr(guard, "serving", lambda: True)
+    # it fails the build: tests/test_block_guard.py); markdown-exec's base_format runs it.
+    monkeypatch.setattr(state.PROCESS, "serving", True)
     block = {"code": "raise ValueError", "id": "broken", "extra": {}, "md": markdown.Markdown()}
     for _ in range(2):
-        a_build.format_block("python", dict(block))
+        runner.format_block(a_build, "python", dict(block))
     assert [(run.ran, run.reasons) for run in a_build.runs] == [(True, ["no cache entry"])] * 2
 
-    monkeypatch.setitem(blocks.original_formatters, "python", lambda **options: "<p>fine</p>")
+    monkeypatch.setattr(python_exec, "format_python", lambda namespace, **o: "<p>fine</p>")
     for _ in range(2):
-        a_build.format_block("python", dict(block))
+        runner.format_block(a_build, "python", dict(block))
     assert [run.ran for run in a_build.runs[2:]] == [True, False]
 
 

@@ -15,10 +15,10 @@ from testkit.site import page
 @pytest.fixture(autouse=True)
 def a_build(tmp_path, monkeypatch):
     """The hook reads the numbers through the build's execution cache (a throw-away one)."""
-    from build_support.execution import runner
+    from build_support.execution import state
 
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
-    return runner.start_build(ROOT)
+    return state.start(ROOT)
 
 
 FAKE_PAGE = SimpleNamespace(file=SimpleNamespace(src_uri="some-page.md"))

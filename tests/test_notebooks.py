@@ -9,23 +9,23 @@ import threading
 import pytest
 
 from build_support import section, settings
-from build_support.execution import blocks, notebooks, runner
+from build_support.execution import blocks, notebooks, python_exec, state
 from testkit.project import ROOT
 
 
 @pytest.fixture
 def a_build(tmp_path, monkeypatch):
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
-    return runner.start_build(ROOT)
+    return state.start(ROOT)
 
 
 @pytest.fixture
 def a_notebook_still_running(a_build, monkeypatch):
     run = notebooks.NotebookRun("notebooks/a.py", result=None)
-    a_build.notebook_runs["notebooks/a.py"] = run
+    a_build.notebooks.runs["notebooks/a.py"] = run
     ran = []
-    monkeypatch.setitem(
-        blocks.original_formatters, "python", lambda **options: ran.append(options["id"]) or ""
+    monkeypatch.setattr(
+        python_exec, "format_python", lambda namespace, **options: ran.append(options["id"]) or ""
     )
     yield a_build, run.cells_done, ran
     run.cells_done.set()

@@ -1,5 +1,5 @@
-"""One ``python exec`` block: reused from the cache or run with markdown-exec's own formatter
-(under ``guard``'s limits), wrapped, captioned, and recorded as a ``Run``.
+"""One ``python exec`` block: reused from the cache or run (``python_exec``, under ``guard``'s
+limits), wrapped, captioned, and recorded as a ``Run``.
 
 A block in a markdown-exec session goes through ``session_runs.py`` instead, which runs its
 blocks with ``execute`` below.
@@ -11,29 +11,25 @@ import html
 import re
 import sys
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..caching.cache import digest
 from ..publishing.record import shown_output
 from ..publishing.runs import Run
 from ..section import PACKAGE
-from . import guard, reads
+from . import guard, python_exec, reads
 from .fence_options import block_id, is_timed, own_ingredients
 
 if TYPE_CHECKING:
-    from .runner import Build
-
-original_formatters: dict[str, Callable[..., str]] = {}
-"""markdown-exec's own formatter for each language, kept when ``runner.install_formatters``
-put the build's in its place: ``execute`` runs a block with it (a test may put another)."""
+    from .state import BuildState
 
 _HEADING = re.compile(r"<h[1-6][\s>]")
 _IMPORTS_JAX = re.compile(rf"^\s*(?:from|import)\s+(?:jax|{PACKAGE})\b", re.MULTILINE)
 
 
-def format_alone(build: Build, language: str, options: dict[str, Any]) -> tuple[str, Run]:
+def format_alone(build: BuildState, language: str, options: dict[str, Any]) -> tuple[str, Run]:
     """A block outside any session: its output (reused or run) and its run."""
     timed, identity = is_timed(options), f"{build.page} {block_id(options)}"
     ingredients = build.environment.ingredients(
@@ -56,15 +52,22 @@ def format_alone(build: Build, language: str, options: dict[str, Any]) -> tuple[
 
 
 def execute(
-    build: Build, language: str, options: dict[str, Any], timed: bool
+    build: BuildState,
+    language: str,
+    options: dict[str, Any],
+    timed: bool,
+    namespace: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """Run one block with markdown-exec's formatter, under guard's limits: a failure fails the
-    build, or under ``mkdocs serve`` shows in the page in place of the output. A timed block
-    waits for the notebooks' cells first: a timing gets the machine to itself."""
+    """Run one block in ``namespace`` (its session's globals; fresh ones by default), under
+    guard's limits: a failure fails the build, or under ``mkdocs serve`` shows in the page in
+    place of the output. A timed block waits for the notebooks' cells first: a timing gets the
+    machine to itself."""
     if timed:
-        build.wait_for_notebooks()
+        build.notebooks.wait_for_cells()
+    namespace = {} if namespace is None else namespace
+    formatter = partial(python_exec.format_python, namespace)
     started = time.perf_counter()
-    output, failed = guard.run(original_formatters[language], options, build.page)
+    output, failed = guard.run(formatter, options, build.page, build.serving)
     seconds = time.perf_counter() - started
     return {
         "id": block_id(options),
@@ -76,7 +79,7 @@ def execute(
 
 
 def run_record(
-    build: Build,
+    build: BuildState,
     options: dict[str, Any],
     ran: bool,
     reasons: list[str],

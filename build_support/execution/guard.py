@@ -1,18 +1,15 @@
 """No block ends, hangs or floods a build, and a failing block says where it failed.
 
-``run`` calls markdown-exec's own formatter for one block under a time limit
+``run`` calls the block's formatter (``python_exec.format_python``) under a time limit
 (``limits.time_limit``) and turns every way a block can fail into a ``Failure``:
 
-- an ``Exception``: markdown-exec catches it and logs a warning while handling it; the filter
-  below takes the exception from that moment (``sys.exc_info()``) and drops the warning, which
-  our report replaces;
-- ``SystemExit`` (any code), ``KeyboardInterrupt`` and every other ``BaseException``, which
-  markdown-exec lets through (a block's ``sys.exit(0)`` once ended ``mkdocs build`` with
-  status 0 and no site);
+- whatever the block raises, ``Exception`` or not: ``python_exec.run`` lets it through
+  markdown-exec's ``base_format`` as it was raised (``SystemExit`` of any code, too: a block's
+  ``sys.exit(0)`` once ended ``mkdocs build`` with status 0 and no site);
 - past its time limit: ``DEFAULT_TIMEOUT_S``, or the fence's ``timeout="120"``;
 - an output over ``MAX_OUTPUT_BYTES``.
 
-What a failure does depends on the command (``hooks/execution.py`` sets it at start-up):
+What a failure does depends on the command (``state.PROCESS``, set at start-up):
 ``mkdocs build`` (``make build``, ``make publish``, CI) raises ``BlockFailed``, which fails the
 build naming the page and the block; ``mkdocs serve`` shows the failure in the page in place of
 the block's output (``failure_html``), names it on the terminal, and goes on, so the author's
@@ -23,9 +20,7 @@ runs it again and clears the error.
 from __future__ import annotations
 
 import html
-import logging
 import re
-import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -70,60 +65,18 @@ class Failure:
         return f"page {self.page}, block {self.block_id!r} failed: {self.summary}{where}{trace}"
 
 
-_serving = {"on": False}
-_caught: list[BaseException] = []
-
-
-def set_serving(on: bool) -> None:
-    """Under ``mkdocs serve`` a failure is shown in its page; anywhere else it fails the build."""
-    _serving["on"] = on
-
-
-def serving() -> bool:
-    return _serving["on"]
-
-
-class _MarkdownExecErrors(logging.Filter):
-    """Takes the exception markdown-exec caught, as it logs it; drops that warning."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        from markdown_exec import ExecutionError
-
-        handled = sys.exc_info()[1]
-        if isinstance(handled, ExecutionError) and record.levelno >= logging.WARNING:
-            _caught.append(handled.__cause__ or handled)
-            return False
-        return True
-
-
-_filter = _MarkdownExecErrors()
-
-
-def install() -> None:
-    """Put the filter on markdown-exec's loggers (created when it was imported); idempotent."""
-    import markdown_exec  # noqa: F401 (its loggers exist once it is imported)
-
-    prefix = "mkdocs.plugins.markdown_exec"
-    names = [name for name in logging.root.manager.loggerDict if name.startswith(prefix)]
-    if not names:
-        raise RuntimeError("markdown-exec's loggers were not found: its failures would go unseen")
-    for name in names:
-        logger = logging.getLogger(name)
-        if _filter not in logger.filters:
-            logger.addFilter(_filter)
-
-
 def run(
     formatter: Callable[..., Any],
     options: dict[str, Any],
     page: str,
+    serving: bool,
 ) -> tuple[str, bool]:
-    """Run one block with markdown-exec's ``formatter``; return its HTML and whether it failed
-    (under serve, the HTML is then the failure). Raises ``BlockFailed`` outside serve."""
+    """Run one block with ``formatter``; return its HTML and whether it failed (under
+    ``serving``, the HTML is then the failure). Raises ``BlockFailed`` otherwise."""
     failure = _run(formatter, options, page, block_id(options))
     if not isinstance(failure, Failure):
         return failure, False  # the block's output
-    if not serving():
+    if not serving:
         raise BlockFailed(failure.message())
     limits.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
     return failure_html(failure), True
@@ -135,7 +88,6 @@ def _run(formatter, options, page, block_id) -> str | Failure:
     seconds = _timeout(extra.pop(TIMEOUT_OPTION, None))
     if isinstance(seconds, str):
         return Failure(page, block_id, seconds)
-    del _caught[:]
     limit = limits.Limit(seconds, f"page {page}, block {block_id!r}")
     started = time.perf_counter()
     try:
@@ -148,9 +100,6 @@ def _run(formatter, options, page, block_id) -> str | Failure:
         if limit.timed_out:
             summary = f"still running after its time limit of {seconds:g} s ({_TIMEOUT_HINT})"
         return _failure(page, block_id, summary, error, options["code"])
-    if _caught:
-        error = _caught[-1]
-        return _failure(page, block_id, _summary(error), error, options["code"])
     if time.perf_counter() - started > seconds:  # it caught BlockTimeout itself
         summary = f"ran past its time limit of {seconds:g} s ({_TIMEOUT_HINT})"
         return Failure(page, block_id, summary)

@@ -23,17 +23,16 @@ from ..caching.environment import tool_versions
 from .notebook_runs import executed_notebook
 
 if TYPE_CHECKING:
-    from .runner import Build
+    from .state import BuildState
 
 # What turns an executed notebook into its page: their versions are in the page's key.
 NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
 
 
-def render_notebook_page(
-    build: Build, page, render: Callable, config, files, scratch: Path
-) -> None:
+def render_notebook_page(build: BuildState, page, render: Callable, config, files) -> None:
     """Set the page's content, table of contents and title: reused, or rendered by
-    mkdocs-jupyter's ``render`` from the executed notebook (written under ``scratch``)."""
+    mkdocs-jupyter's ``render`` from the executed notebook (written to the build's scratch
+    folder)."""
     import nbformat
     from mkdocs.structure.toc import get_toc
 
@@ -52,7 +51,7 @@ def render_notebook_page(
         if found.entry["title"] is not None:
             page.title = found.entry["title"]
         return
-    executed = (scratch / page.file.src_uri).with_suffix(".ipynb")
+    executed = (build.notebooks.scratch() / page.file.src_uri).with_suffix(".ipynb")
     executed.parent.mkdir(parents=True, exist_ok=True)
     executed.write_text(text)
     with _rendered_from(page, executed):

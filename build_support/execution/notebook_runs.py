@@ -1,11 +1,10 @@
-"""What a build does with its notebooks (their execution: ``notebooks.py``): each one looked up
-in the cache at the start of the build, or started in the background; timed blocks wait for
-their cells; each page's executed notebook handed to its renderer, then recorded as a ``Run``.
+"""What a build does with its notebooks (their execution, threads and runs: ``notebooks.py``):
+each one looked up in the cache at the start of the build, or started in the background; each
+page's executed notebook handed to its renderer, then recorded as a ``Run``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
 import re
 from pathlib import Path
@@ -16,12 +15,12 @@ from ..publishing.runs import Run
 from . import notebooks
 
 if TYPE_CHECKING:
-    from .runner import Build
+    from .state import BuildState
 
 _PRINTED_LABEL = re.compile(r"computed on [^<\n]+")
 
 
-def start_notebooks(build: Build, pages: list[tuple[str, Path]], kernel_name: str) -> None:
+def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_name: str) -> None:
     """Each notebook (``src_uri``, its path) reused from the cache, or run in the background;
     a run's notebook is stored once its cells have all run."""
     import nbformat
@@ -32,7 +31,7 @@ def start_notebooks(build: Build, pages: list[tuple[str, Path]], kernel_name: st
             source, source=digest(source), kernel=kernel_name
         )
         run = notebooks.NotebookRun(src_uri, result=None)  # type: ignore[arg-type]
-        build.notebook_runs[src_uri] = run
+        build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
         if found.entry is not None:
             run.ran = False
@@ -43,20 +42,14 @@ def start_notebooks(build: Build, pages: list[tuple[str, Path]], kernel_name: st
         def keep(notebook, seconds, found=found):
             build.cache.keep(found, {"notebook": nbformat.writes(notebook), "seconds": seconds})
 
-        notebooks.start(path, kernel_name, run, keep)
+        build.notebooks.start(path, kernel_name, run, keep)
 
 
-def wait_for_notebooks(build: Build) -> None:
-    """Until every notebook's cells have run."""
-    for run in build.notebook_runs.values():
-        run.cells_done.wait()
-
-
-def executed_notebook(build: Build, src_uri: str):
+def executed_notebook(build: BuildState, src_uri: str):
     """The notebook of page ``src_uri`` with its outputs; a failed run fails the build."""
     from mkdocs.exceptions import PluginError
 
-    run = build.notebook_runs[src_uri]
+    run = build.notebooks.runs[src_uri]
     try:
         return run.result.result()
     except notebooks.NotebookError as error:
@@ -65,9 +58,9 @@ def executed_notebook(build: Build, src_uri: str):
         raise PluginError(f"notebook {src_uri} failed to execute:\n{error}") from error
 
 
-def record_notebook(build: Build, src_uri: str, content: str) -> None:
+def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
     """The notebook's run, with where its kernel said it ran (its page's ``content``)."""
-    run = build.notebook_runs[src_uri]
+    run = build.notebooks.runs[src_uri]
     notebook = run.result.result()
     outputs = [cell.get("outputs", []) for cell in notebook.cells if cell.cell_type == "code"]
     printed = _PRINTED_LABEL.search(content)
@@ -84,14 +77,6 @@ def record_notebook(build: Build, src_uri: str, content: str) -> None:
             output_digest=digest(canonical(_without_counts(outputs))),
         )
     )
-
-
-def finish_notebooks(build: Build) -> None:
-    """Wait for every kernel: one left running would outlive the build."""
-    for run in build.notebook_runs.values():
-        if run.result is not None:
-            with contextlib.suppress(Exception):  # reported by the page that renders it
-                run.result.result()
 
 
 def _without_counts(outputs: list) -> list:

@@ -13,6 +13,9 @@ false``) then renders the executed copy. A notebook whose key is in the cache is
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import settings
-
-_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
 
 
 class NotebookError(Exception):
@@ -131,20 +132,59 @@ def merged_streams(outputs: list) -> list:
     return merged
 
 
-def start(path: Path, kernel_name: str, run: NotebookRun, on_success) -> None:
-    """Execute in the background; ``on_success(notebook, seconds)`` runs in that thread."""
-
-    def execute():
-        notebook, seconds = execute_notebook(path, kernel_name, run.cells_done, run.src_uri)
-        run.seconds = seconds
-        on_success(notebook, seconds)
-        return notebook
-
-    run.result = _executor.submit(execute)
-
-
 def done(run: NotebookRun, notebook) -> None:
     """A run that needs no kernel: the notebook came from the cache."""
     run.result = Future()
     run.result.set_result(notebook)
     run.cells_done.set()
+
+
+@dataclass
+class Notebooks:
+    """A build's notebooks: each one's run (by its page's ``src_uri``), the threads they run in
+    (started with the first notebook that must run), and the folder their executed copies are
+    rendered from. ``finish`` ends all three: a kernel left running would outlive the build."""
+
+    cell_timeout_s: float
+    runs: dict[str, NotebookRun] = field(default_factory=dict)
+    _threads: ThreadPoolExecutor | None = None
+    _scratch: Path | None = None
+
+    def start(self, path: Path, kernel_name: str, run: NotebookRun, on_success) -> None:
+        """Execute in the background; ``on_success(notebook, seconds)`` runs in that thread."""
+
+        def execute():
+            notebook, seconds = execute_notebook(
+                path, kernel_name, run.cells_done, run.src_uri, self.cell_timeout_s
+            )
+            run.seconds = seconds
+            on_success(notebook, seconds)
+            return notebook
+
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
+        run.result = self._threads.submit(execute)
+
+    def wait_for_cells(self) -> None:
+        """Until every notebook's cells have run (its kernel may still be stopping)."""
+        for run in self.runs.values():
+            run.cells_done.wait()
+
+    def scratch(self) -> Path:
+        """A folder of this build's own, for the executed copies mkdocs-jupyter renders."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="notebooks-"))
+        return self._scratch
+
+    def finish(self) -> None:
+        """Wait for every kernel, then remove the scratch folder; idempotent."""
+        for run in self.runs.values():
+            if run.result is not None:
+                with contextlib.suppress(Exception):  # reported by the page that renders it
+                    run.result.result()
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+            self._threads = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None

@@ -24,6 +24,8 @@ from pathlib import Path
 
 _SYSTEM = ("/proc/", "/sys/", "/dev/")
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT
+# Process scope: an audit hook is added once per process and cannot be removed, so it is
+# switched on per thread (``_local.opened``) while a block runs.
 _local = threading.local()
 _hook_installed = threading.Lock()
 _installed: list[bool] = []

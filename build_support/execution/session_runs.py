@@ -25,15 +25,15 @@ from .blocks import (
     run_record,
 )
 from .fence_options import is_timed, own_digest
-from .sessions import Session, Slot, fences, forget_globals
+from .sessions import Session, Slot, fences
 
 if TYPE_CHECKING:
-    from .runner import Build
+    from .state import BuildState
 
 NOT_READ = "session not read from the page's Markdown"
 
 
-def read_sessions(build: Build, page: str, markdown: str) -> None:
+def read_sessions(build: BuildState, page: str, markdown: str) -> None:
     """Find the page's session blocks before it renders (a session is one cache entry), with
     their snippets expanded as the page will show them: an edit to a snippet is in the key."""
     if build.config is not None and "--8<--" in markdown:
@@ -44,7 +44,7 @@ def read_sessions(build: Build, page: str, markdown: str) -> None:
         session.codes.append(code)
 
 
-def fill_sessions(build: Build, page: str, content: str) -> str:
+def fill_sessions(build: BuildState, page: str, content: str) -> str:
     """The page's HTML with its sessions' outputs, each session's from one run."""
     for (session_page, _), session in build.sessions.items():
         if session_page == page:
@@ -54,7 +54,7 @@ def fill_sessions(build: Build, page: str, content: str) -> str:
     return content
 
 
-def format_in_session(build: Build, language: str, options: dict[str, Any]) -> tuple[str, Run]:
+def format_in_session(build: BuildState, language: str, options: dict[str, Any]) -> tuple[str, Run]:
     """A slot for the block's output (``Session.fill`` writes it in), and the block's run."""
     name = options["session"]
     session = build.sessions.setdefault((build.page, name), Session([], []))
@@ -74,47 +74,42 @@ def format_in_session(build: Build, language: str, options: dict[str, Any]) -> t
         slot.ran_on = stored["ran_on"]
         slot.run = run_record(build, options, False, [], stored, session.timed)
     else:
-        _run_block(build, session, language, options, slot, position)
+        _run_block(build, session, language, options, slot)
     _keep_if_complete(build, session)
     run, slot.run.ran_on = slot.run, slot.ran_on_token  # the label goes in its slot too
     return slot.output_token, run
 
 
 def _run_block(
-    build: Build,
+    build: BuildState,
     session: Session,
     language: str,
     options: dict[str, Any],
     slot: Slot,
-    position: int,
 ) -> None:
     """Run this block; first the earlier ones again, when their outputs were reused."""
-    name = options["session"]
     if session.entry is not None:  # earlier blocks were reused from the stored run
         session.entry = None
         session.reasons = ["its session's blocks did not match the cache entry"]
-        _run_from_start(build, session, language, name)
-    elif position == 0:
-        forget_globals(name)
+        _run_from_start(build, session, language)
     pending = {"html": "", "ran_on": ""}  # completed by _run_in_session
     slot.run = run_record(build, options, True, session.reasons, pending, session.timed)
     _run_in_session(build, session, language, options, slot)
 
 
-def _run_from_start(build: Build, session: Session, language: str, name: str) -> None:
-    forget_globals(name)
-    session.blocks, session.measured = [], None
+def _run_from_start(build: BuildState, session: Session, language: str) -> None:
+    session.run_afresh()
     for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
         slot.run.ran, slot.run.reasons = True, list(session.reasons)
         _run_in_session(build, session, language, earlier, slot)
 
 
 def _run_in_session(
-    build: Build, session: Session, language: str, options: dict[str, Any], slot: Slot
+    build: BuildState, session: Session, language: str, options: dict[str, Any], slot: Slot
 ) -> None:
     timed = is_timed(options)
     with reads.recorded() as opened:
-        block, failed = execute(build, language, options, timed)
+        block, failed = execute(build, language, options, timed, session.namespace)
     session.reads |= reads.digests(opened, build.project_root)
     block["own"] = own_digest(options)
     session.failed |= failed
@@ -128,7 +123,7 @@ def _run_in_session(
     slot.run.output_digest = digest(block["html"])
 
 
-def _keep_if_complete(build: Build, session: Session) -> None:
+def _keep_if_complete(build: BuildState, session: Session) -> None:
     if session.entry is not None or not session.complete():
         return
     if all(cacheable(block["html"]) for block in session.blocks):
@@ -136,7 +131,7 @@ def _keep_if_complete(build: Build, session: Session) -> None:
         build.cache.keep(session.found, stored | {"reads": session.reads})
 
 
-def _open(build: Build, session: Session, name: str) -> None:
+def _open(build: BuildState, session: Session, name: str) -> None:
     """Look the whole session up, at its first block."""
     all_code = "\n".join(session.codes)
     ingredients = build.environment.ingredients(

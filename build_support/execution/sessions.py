@@ -1,6 +1,8 @@
 """markdown-exec sessions, the data: each session's blocks read from the page's Markdown before
-it renders (``fences``), and the slots its outputs go into (``Session``, ``Slot``). How a build
-runs them, one cache entry and one run per session: ``session_runs.py``.
+it renders (``fences``), the slots its outputs go into (``Session``, ``Slot``), and the globals
+its blocks run in (``Session.namespace``: the build's, per page and session, never
+markdown-exec's). How a build runs them, one cache entry and one run per session:
+``session_runs.py``.
 
 Blocks of a session share their globals, so a session is one cache entry, keyed on all of its
 code (``fences`` reads it from the page's Markdown, snippets expanded by pymdownx.snippets as
@@ -41,15 +43,6 @@ def fences(markdown: str) -> Iterator[tuple[str, str, str]]:
         yield match["session"], match["header"].strip(), code.rstrip("\n")
 
 
-def forget_globals(name: str) -> None:
-    """Start markdown-exec's session ``name`` with empty globals. markdown-exec keeps them per
-    process and name: without this, a session run under ``mkdocs serve`` would see the names a
-    previous build left behind, where a fresh build would fail."""
-    from markdown_exec._internal.formatters import python
-
-    python._sessions_globals.pop(name, None)
-
-
 @dataclass
 class Slot:
     """Where one block's output and run label go in the page, filled once the session is done."""
@@ -77,11 +70,17 @@ class Session:
     reads: dict[str, str] = field(default_factory=dict)  # files its run read
     failed: bool = False
     measured: dict[str, str] | None = None
+    namespace: dict[str, Any] = field(default_factory=dict)  # the globals its blocks share
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @property
     def timed(self) -> bool:
         return any(is_timed(header) for header in self.headers)
+
+    def run_afresh(self) -> None:
+        """Run again from its first block: in empty globals, with no block run yet."""
+        self.namespace = {}
+        self.blocks, self.measured = [], None
 
     def new_slot(self) -> Slot:
         prefix = f"exec-session-{self.token}-{len(self.slots)}"

@@ -1,0 +1,110 @@
+"""One build's state, in one object (``BuildState``), at the bottom of ``execution/``: it imports
+none of the modules that drive it (``runner``, ``blocks``, ``session_runs``, ``notebook_runs``,
+``notebook_page``), which take it as their first argument.
+
+Its parts own their behaviour: each ``sessions.Session`` its globals (the namespace its blocks
+run in), ``notebooks.Notebooks`` its runs, threads and scratch folder. A new ``BuildState`` is
+made for every build, so a ``mkdocs serve`` rebuild starts with empty sessions and no notebook
+left over from the previous build.
+
+What belongs to the process, not to one build, is ``PROCESS``, the only module-level state of
+``execution/`` besides ``reads``' audit hook: MkDocs says the command once per process
+(``on_startup``: one ``mkdocs serve`` runs many builds), and MkDocs calls hooks, and
+markdown-exec its formatters, as plain functions of the process; they reach the build running
+now through it (``current()``). The serve flag is held there, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import settings
+from ..caching.cache import ExecutionCache
+from ..caching.environment import Environment
+from ..publishing.record import Drift, Output
+from ..publishing.runs import Run, outputs
+from ..section import PACKAGE
+from . import reads
+from .notebooks import Notebooks
+from .sessions import Session
+
+
+@dataclass
+class BuildState:
+    """One build: where it runs, its cache and key ingredients, the page being rendered, what
+    ran, its sessions and notebooks, and the drift since the last published version."""
+
+    project_root: Path
+    cache: ExecutionCache
+    environment: Environment
+    notebooks: Notebooks
+    config: Any = None  # MkDocs' config: its Markdown settings expand a session's snippets
+    page: str = "?"
+    runs: list[Run] = field(default_factory=list)
+    sessions: dict[tuple[str, str], Session] = field(default_factory=dict)  # (page, name)
+    drift: Drift | None = None  # set with the Build report (make publish only)
+
+    @property
+    def serving(self) -> bool:
+        """Under ``mkdocs serve`` a failing block shows in its page; anywhere else it fails the
+        build. Held once, by the process (``PROCESS``)."""
+        return PROCESS.serving
+
+    def stale_reads(self, payload: dict[str, Any]) -> list[str]:
+        """The files a stored run read that have changed since (``reads.py``)."""
+        return reads.changed(payload.get("reads"), self.project_root)
+
+    def cached_value(self, name: str, compute: Callable[[], Any]) -> Any:
+        """A JSON value computed from the ``examples`` package (numbers quoted in the prose),
+        cached under the same ingredients as a block that imports the package."""
+        found = self.cache.look_up(self.environment.ingredients(f"import {PACKAGE}", value=name))
+        if found.entry is not None:
+            return found.entry["value"]
+        value = compute()
+        self.cache.keep(found, {"value": value})
+        return value
+
+    def outputs(self) -> list[Output]:
+        return outputs(self.runs)
+
+
+def new_build(project_root: Path, config: Any = None) -> BuildState:
+    """A build of ``project_root``; ``config``: MkDocs' config (its Markdown settings are in
+    every block's key). ``start`` makes it the process's current build."""
+    return BuildState(
+        project_root=project_root,
+        cache=ExecutionCache.for_project(project_root),
+        environment=Environment.read(project_root, config),
+        notebooks=Notebooks(settings.current(project_root).cell_timeout_s),
+        config=config,
+    )
+
+
+@dataclass
+class Process:
+    """What this process runs: MkDocs' command (said once, in ``on_startup``) and the build
+    running now (a ``mkdocs serve`` rebuild replaces it)."""
+
+    serving: bool = False
+    build: BuildState | None = None
+
+    def started(self, command: str) -> None:
+        self.serving = command == "serve"
+
+
+PROCESS = Process()
+
+
+def start(project_root: Path, config: Any = None) -> BuildState:
+    """A new build, the process's current one from now on."""
+    PROCESS.build = new_build(project_root, config)
+    return PROCESS.build
+
+
+def current() -> BuildState:
+    if PROCESS.build is None:
+        raise RuntimeError("no build in progress: hooks/execution.py starts one in on_config")
+    return PROCESS.build
