@@ -22,6 +22,7 @@ from typing import Any
 
 from ..section import PACKAGE
 from . import ingredients as extra
+from . import reach
 from .cache import canonical, digest
 
 EXECUTING_TOOLS = (
@@ -37,8 +38,15 @@ EXECUTING_TOOLS = (
 )
 JAX_PLUGIN_PREFIXES = ("jax-cuda", "jax-rocm", "libtpu", "jax-tpu")
 
-_USES_EXAMPLES = re.compile(rf"\b{PACKAGE}\b")
 _USES_JAX = re.compile(rf"\b(?:jax|{PACKAGE})\b")
+BUILD_CALLS = f"""
+from {PACKAGE} import backend_report, machine_label
+from {PACKAGE}.verify import environment
+backend_report, machine_label, environment
+"""
+"""What the build itself calls in the package for an output of code that uses jax or the
+package: the "computed on" label and a timing's caption (``execution/blocks.py``:
+``where_it_ran``, ``measured_now``) and the environment the record holds (``_environment``)."""
 
 
 def examples_package_dir() -> Path | None:
@@ -146,6 +154,7 @@ class Environment:
     build_code: dict[str, str] = field(default_factory=dict)
 
     installed: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    _reach: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def read(cls, project_root: Path, config: Any = None) -> Environment:
@@ -179,12 +188,25 @@ class Environment:
         ingredients |= self.build_code
         if rendered:
             ingredients |= self.rendering
-        if _USES_EXAMPLES.search(code):
-            ingredients |= self.package
         if _USES_JAX.search(code):
+            ingredients |= self.reached(code)
             ingredients["backend"] = self.backend
             ingredients["jax variables"] = self.jax_variables
         return ingredients
+
+    def reached(self, code: str) -> dict[str, str]:
+        """What the key holds of the package for ``code`` and what the build calls for it
+        (``reach.py``): each module it runs, cut to what it reaches, and the data files; or,
+        where the analysis is unsure, every file. ``examples``: which of the two, and why."""
+        package = examples_package_dir()
+        if package is None or PACKAGE in self.package:  # not found
+            return dict(self.package)
+        if "package" not in self._reach:
+            self._reach["package"] = reach.Package.read(package, self.package)
+        found, unsure = self._reach["package"].ingredients(code + BUILD_CALLS)
+        if unsure is not None:
+            return self.package | {PACKAGE: f"whole package: {unsure}"}
+        return found | {PACKAGE: "what the code reaches"}
 
     def described(self, config: Any = None) -> list[tuple[str, str]]:
         """(ingredient, its value in this build) for everything an output's key holds, and what

@@ -1,0 +1,412 @@
+"""What an output's code can reach in the ``examples`` package: the part of the package its key
+holds, so that an edit re-runs only the outputs it can change (as marimo's module watcher
+follows imports, statically, with ``ast``).
+
+- **Executed modules.** Importing ``examples.x`` runs ``examples/__init__.py`` first, and every
+  module an executed module imports (at module level, or inside a function the code reaches).
+  Each executed module's module-level statements are in the key: imports, assignments, class
+  bodies, and every function's signature, decorators and defaults.
+- **Reached definitions.** A name the code uses from the package (``from examples import f``,
+  ``examples.f``, ``examples.mod.f``) is followed through re-exports to where it is defined;
+  then every name that definition uses, and every name module-level statements use,
+  transitively. A reached function or class is in the key whole: its text and first line. Of
+  any other function only the body is left out: code that is never called cannot change an
+  output. A class is one definition (its methods run on instances the code reaches it for).
+- **Data files** of the package (``examples/recordings/``) are all in the key.
+- **The whole package** where the analysis cannot be sure: a package module used as a value
+  (``getattr(examples, name)``, ``vars(...)``, passed along), an attribute a module does not
+  bind, an assignment to one, a star import, ``exec``/``eval``/``compile``/``__import__``/
+  ``importlib.import_module``/``globals()``/``sys.modules``, a string that names the package but
+  no module of it (``python -m examples``), code that does not parse.
+
+``Package.read`` parses the package once per build; ``Package.ingredients(code)`` is what one
+output's key holds of it. A string naming a module (``"examples.multiprocess"``, run in another
+process) reaches that whole module.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..section import PACKAGE
+
+# What reaches modules or names the analysis cannot see: builtins called by name, and
+# functions of importlib and runpy (by name or as attributes).
+DYNAMIC_BUILTINS = frozenset({"exec", "eval", "compile", "__import__", "globals"})
+DYNAMIC_CALLS = frozenset(
+    {
+        "import_module",
+        "reload",
+        "module_from_spec",
+        "spec_from_file_location",
+        "run_module",
+        "run_path",
+    }
+)
+_BUILTIN_CHAINS = frozenset((name,) for name in DYNAMIC_BUILTINS)
+_NAMED_IN_TEXT = re.compile(rf"(?<![\w/.-]){PACKAGE}((?:\.\w+)*)(?![\w/])")
+
+
+class Unsure(Exception):
+    """The analysis cannot bound what the code reaches: the key holds the whole package."""
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A name bound by an import: ``module``'s ``name``, or the module itself (name None)."""
+
+    module: str
+    name: str | None = None
+
+
+@dataclass
+class Module:
+    """One module of the package, parsed: its definitions, import bindings and skeleton."""
+
+    name: str  # examples.counting
+    path: str  # examples/counting.py: its name in the key
+    source: str
+    definitions: dict[str, list[ast.AST]]  # functions and classes, at module level
+    aliases: dict[str, list[Alias]]  # names its imports bind, anywhere in the module
+    bound: set[str]  # every name module-level code binds
+    skeleton: ast.Module  # module-level code: every function's body left out
+
+    @classmethod
+    def parse(cls, name: str, path: str, source: str, package: Package) -> Module:
+        tree = ast.parse(source)
+        module = cls(name, path, source, {}, {}, set(), _skeleton(tree))
+        for node in _module_level(tree.body):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                module.definitions.setdefault(node.name, []).append(node)
+                module.bound.add(node.name)
+            for target in _targets(node):
+                module.bound.add(target)
+        for node in ast.walk(tree):
+            for bound, alias in package.bindings(node, module):
+                module.aliases.setdefault(bound, []).append(alias)
+        module.bound |= set(module.aliases)
+        return module
+
+    def digest_parts(self, reached: set[str]) -> list[str]:
+        """The module-level code, then each reached definition's first line and text."""
+        parts = [ast.dump(self.skeleton)]
+        nodes = [node for name in sorted(reached) for node in self.definitions.get(name, [])]
+        for node in sorted(nodes, key=lambda node: node.lineno):
+            parts.append(f"{node.lineno}:{ast.get_source_segment(self.source, node)}")
+        return parts
+
+
+@dataclass
+class Package:
+    """The package's modules, parsed once per build, and its data files' digests."""
+
+    root: Path  # the folder holding the package
+    modules: dict[str, Module] = field(default_factory=dict)
+    data: dict[str, str] = field(default_factory=dict)  # examples/recordings/x.json -> digest
+    unparsed: str | None = None  # why the package could not be read: always the whole package
+    _closures: dict[tuple[str, str | None], dict[str, set[str]] | Unsure] = field(
+        default_factory=dict, repr=False
+    )
+
+    @classmethod
+    def read(cls, package_dir: Path, files: dict[str, str]) -> Package:
+        """``files``: every file of the package -> its digest (``environment.package_files``)."""
+        package = cls(package_dir.parent)
+        package.data = {name: value for name, value in files.items() if not name.endswith(".py")}
+        sources = sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
+        for path in sources:
+            relative = path.relative_to(package.root)
+            parts = relative.with_suffix("").parts
+            dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            package.modules[dotted] = None  # type: ignore[assignment]  # known before parsed
+        for path in sources:
+            relative = path.relative_to(package.root)
+            parts = relative.with_suffix("").parts
+            dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            try:
+                package.modules[dotted] = Module.parse(
+                    dotted, relative.as_posix(), path.read_text(), package
+                )
+            except (SyntaxError, UnicodeDecodeError, ValueError) as error:
+                package.unparsed = f"{relative.as_posix()} does not parse ({error})"
+        return package
+
+    def reached(self, code: str) -> dict[str, set[str]]:
+        """Executed module -> the names of its definitions the code reaches; ``Unsure``."""
+        if self.unparsed:
+            raise Unsure(self.unparsed)
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError) as error:
+            raise Unsure(f"the code does not parse ({error})") from error
+        walk = _Walk(self, shallow=True)
+        block = Module("<code>", "<code>", code, {}, {}, set(), tree)
+        for node in ast.walk(tree):
+            for bound, alias in self.bindings(node, block):
+                block.aliases.setdefault(bound, []).append(alias)
+                walk.execute(alias.module)
+        walk.visit_code(tree, block)
+        return walk.reached
+
+    def ingredients(self, code: str) -> tuple[dict[str, str], str | None]:
+        """What the key holds of the package for ``code`` (path -> digest), and why it is the
+        whole package when it is (else None)."""
+        from .cache import digest  # here: cache.py imports this module's users
+
+        try:
+            reached = self.reached(code)
+        except Unsure as why:
+            return {}, str(why)
+        found = {
+            self.modules[name].path: digest("\n".join(self.modules[name].digest_parts(names)))
+            for name, names in reached.items()
+        }
+        return found | self.data, None
+
+    def bindings(self, node: ast.AST, module: Module) -> list[tuple[str, Alias]]:
+        """The package names an import statement binds in ``module``."""
+        found = []
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] != PACKAGE:
+                    continue
+                if alias.asname:
+                    found.append((alias.asname, Alias(alias.name)))
+                else:  # import examples.x binds examples, and runs examples.x
+                    found.append((PACKAGE, Alias(PACKAGE)))
+                    found.append(("", Alias(alias.name)))
+        elif isinstance(node, ast.ImportFrom):
+            base = self._absolute(node, module)
+            if base is None or base.split(".")[0] != PACKAGE:
+                return []
+            for alias in node.names:
+                if alias.name == "*":
+                    found.append(("*", Alias(base, "*")))
+                    continue
+                bound = alias.asname or alias.name
+                if f"{base}.{alias.name}" in self.modules:
+                    found.append((bound, Alias(f"{base}.{alias.name}")))
+                found.append((bound, Alias(base, alias.name)))
+        return found
+
+    def _absolute(self, node: ast.ImportFrom, module: Module) -> str | None:
+        if not node.level:
+            return node.module
+        is_package = module.path.endswith("__init__.py")
+        parts = module.name.split(".")
+        parts = parts if is_package else parts[:-1]
+        if node.level - 1 > len(parts) - 1:
+            return None
+        parts = parts[: len(parts) - (node.level - 1)]
+        return ".".join(parts + ([node.module] if node.module else []))
+
+    def closure(self, module: str, name: str | None) -> dict[str, set[str]]:
+        """What running ``module`` (name None) or reaching its ``name`` reaches, transitively:
+        the same for every output, so worked out once per build."""
+        if (module, name) not in self._closures:
+            walk = _Walk(self)
+            try:
+                if name is None:
+                    walk.execute(module)
+                else:
+                    walk.reached[module] = set()  # its module runs: reached by the caller
+                    walk.reach(self.modules[module], name)
+                self._closures[module, name] = walk.reached
+            except Unsure as why:
+                self._closures[module, name] = why
+        found = self._closures[module, name]
+        if isinstance(found, Unsure):
+            raise found
+        return found
+
+
+@dataclass
+class _Walk:
+    """One output's reach, grown until nothing new is reached; ``shallow``: each step's own
+    reach taken from the package's closures (the output's code is walked, the package not)."""
+
+    package: Package
+    shallow: bool = False
+    reached: dict[str, set[str]] = field(default_factory=dict)  # executed module -> names
+
+    def _merge(self, module: str, name: str | None) -> None:
+        for found, names in self.package.closure(module, name).items():
+            self.reached.setdefault(found, set()).update(names)
+
+    def execute(self, dotted: str) -> None:
+        """Importing ``dotted`` runs it and every package above it."""
+        parts = dotted.split(".")
+        for depth in range(1, len(parts) + 1):
+            name = ".".join(parts[:depth])
+            if name not in self.package.modules:
+                raise Unsure(f"imports {name}, not a module of the package")
+            if self.shallow and name not in self.reached:
+                self._merge(name, None)
+            elif name not in self.reached:
+                self.reached[name] = set()
+                module = self.package.modules[name]
+                for _, alias in _imports(self.package, module.skeleton, module):
+                    self.execute(alias.module)
+                self.visit_code(module.skeleton, module)
+
+    def reach(self, module: Module, name: str) -> None:
+        if name in self.reached[module.name]:
+            return
+        if self.shallow:
+            self._merge(module.name, name)
+            return
+        self.reached[module.name].add(name)
+        for node in module.definitions[name]:
+            for alias in (a for _, a in _imports(self.package, node, module)):
+                self.execute(alias.module)
+            self.visit_code(node, module)
+
+    def visit_code(self, tree: ast.AST, module: Module) -> None:
+        docstrings = _docstrings(tree)
+        for node in ast.walk(tree):
+            text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if text and id(node) not in docstrings:
+                self._named_in_text(node.value)
+        for chain, stored in _chains(tree):
+            dynamic = chain[0] in DYNAMIC_CALLS or chain[-1] in DYNAMIC_CALLS
+            if dynamic or chain in _BUILTIN_CHAINS or chain[:2] == ("sys", "modules"):
+                raise Unsure(f"uses {'.'.join(chain)}")
+            self.resolve(module, chain, stored)
+
+    def resolve(self, module: Module, chain: tuple[str, ...], stored: bool = False) -> None:
+        """Follow ``chain`` (a name, then attributes) from ``module``'s names."""
+        name, rest = chain[0], chain[1:]
+        if "*" in module.aliases and name not in module.bound:
+            raise Unsure(f"a star import from the package in {module.path}")
+        if name in module.definitions:
+            self.reach(module, name)
+        for alias in module.aliases.get(name, []):
+            self.execute(alias.module)
+            target = self.package.modules[alias.module]
+            if alias.name is None:
+                self._module_attribute(target, rest, stored, chain)
+            else:
+                self._attribute(target, (alias.name, *rest), stored)
+
+    def _module_attribute(self, target, rest, stored, chain) -> None:
+        if not rest:
+            raise Unsure(f"uses the module {target.name} as a value ({'.'.join(chain)})")
+        self._attribute(target, rest, stored)
+
+    def _attribute(self, target: Module, chain: tuple[str, ...], stored: bool) -> None:
+        """``target.chain[0]...``: a name the module binds, or a submodule."""
+        name = chain[0]
+        submodule = f"{target.name}.{name}"
+        if name not in target.bound and submodule not in self.package.modules:
+            raise Unsure(f"{target.name} binds no name {name}")
+        if stored and len(chain) == 1:
+            raise Unsure(f"assigns to {target.name}.{name}")
+        if name in target.bound:
+            self.resolve(target, chain, stored)
+        elif submodule in self.package.modules:
+            self.execute(submodule)
+            self._module_attribute(self.package.modules[submodule], chain[1:], stored, chain)
+
+    def _named_in_text(self, text: str) -> None:
+        for match in _NAMED_IN_TEXT.finditer(text):
+            dotted = PACKAGE + match[1]
+            while dotted not in self.package.modules and "." in dotted:
+                dotted = dotted.rsplit(".", 1)[0]
+            if dotted == PACKAGE:
+                raise Unsure(f"names the package in a string ({text[:40]!r})")
+            self.execute(dotted)  # run in another process, or read as text: the whole module
+            module = self.package.modules[dotted]
+            for name in module.definitions:
+                self.reach(module, name)
+
+
+def _module_level(body: list[ast.stmt]):
+    """Statements run when the module is imported (inside if/try/with/for, not in functions)."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            yield from _module_level(getattr(node, name, []))
+        for handler in getattr(node, "handlers", []):
+            yield from _module_level(handler.body)
+
+
+def _targets(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.With):
+        targets = getattr(node, "targets", None) or [
+            getattr(node, "target", None),
+            *[item.optional_vars for item in getattr(node, "items", [])],
+        ]
+        return [
+            n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)
+        ]
+    return []
+
+
+def _skeleton(tree: ast.Module) -> ast.Module:
+    """The module with every function's body left out (class bodies kept, their methods'
+    bodies left out too): what importing it runs."""
+    skeleton = copy.deepcopy(tree)
+    for node in ast.walk(skeleton):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or _runs_as_script(node):
+            node.body = [ast.Pass()]
+    return skeleton
+
+
+def _runs_as_script(node: ast.AST) -> bool:
+    """``if __name__ == "__main__":``: run by ``python -m``, never by an import (a string that
+    names the module reaches it whole)."""
+    test = getattr(node, "test", None)
+    return (
+        isinstance(node, ast.If)
+        and isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
+def _imports(package: Package, tree: ast.AST, module: Module) -> list[tuple[str, Alias]]:
+    return [found for node in ast.walk(tree) for found in package.bindings(node, module)]
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """Strings that are statements of their own (docstrings): they run nothing."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+
+
+def _chains(tree: ast.AST) -> list[tuple[tuple[str, ...], bool]]:
+    """Every name the code uses, with the attributes read from it: ``examples.mod.f`` ->
+    (("examples", "mod", "f"), stored?)."""
+    found: list[tuple[tuple[str, ...], bool]] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.Attribute):
+            attributes, inner = [], node
+            while isinstance(inner, ast.Attribute):
+                attributes.append(inner.attr)
+                inner = inner.value
+            if isinstance(inner, ast.Name):
+                stored = not isinstance(node.ctx, ast.Load)
+                found.append(((inner.id, *reversed(attributes)), stored))
+                return
+            visit(inner)
+            return
+        if isinstance(node, ast.Name):
+            found.append(((node.id,), False))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
