@@ -274,7 +274,7 @@ def test_a_planted_stale_entry_is_named_by_the_check(site):
                 block["html"] = block["html"].replace("[1, 2, 3, 4] 9", "[1, 2, 3, 4] 10")
                 cache.store(path.name, {k: v for k, v in payload.items() if k != "key"})
                 planted += 1
-    assert planted == 1
+    assert planted >= 1  # every stored run of the session since the edit (one is the current)
     found = check(site, site.parent / "check")
     assert len(found) == 1, found
     assert found[0].startswith("index.html, block s-print: first difference at line ")

@@ -198,11 +198,10 @@ class Environment:
         """What the key holds of the package for ``code`` and what the build calls for it
         (``reach.py``): each module it runs, cut to what it reaches, and the data files; or,
         where the analysis is unsure, every file. ``examples``: which of the two, and why."""
-        package = examples_package_dir()
-        if package is None or PACKAGE in self.package:  # not found
+        if PACKAGE in self.package:  # not found
             return dict(self.package)
-        if "package" not in self._reach:
-            self._reach["package"] = reach.Package.read(package, self.package)
+        if "package" not in self._reach:  # read once, at the first output that needs it
+            self._reach["package"] = reach.Package.read(examples_package_dir(), self.package)
         found, unsure = self._reach["package"].ingredients(code + BUILD_CALLS)
         if unsure is not None:
             return self.package | {PACKAGE: f"whole package: {unsure}"}

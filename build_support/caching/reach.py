@@ -108,9 +108,10 @@ class Package:
     modules: dict[str, Module] = field(default_factory=dict)
     data: dict[str, str] = field(default_factory=dict)  # examples/recordings/x.json -> digest
     unparsed: str | None = None  # why the package could not be read: always the whole package
-    _closures: dict[tuple[str, str | None], dict[str, set[str]] | Unsure] = field(
+    _steps: dict[tuple[str, str | None], set[tuple[str, str | None]] | Unsure] = field(
         default_factory=dict, repr=False
     )
+    _digests: dict[tuple[str, frozenset[str]], str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def read(cls, package_dir: Path, files: dict[str, str]) -> Package:
@@ -143,14 +144,43 @@ class Package:
             tree = ast.parse(code)
         except (SyntaxError, ValueError) as error:
             raise Unsure(f"the code does not parse ({error})") from error
-        walk = _Walk(self, shallow=True)
+        steps = _Steps(self)
         block = Module("<code>", "<code>", code, {}, {}, set(), tree)
         for node in ast.walk(tree):
             for bound, alias in self.bindings(node, block):
                 block.aliases.setdefault(bound, []).append(alias)
-                walk.execute(alias.module)
-        walk.visit_code(tree, block)
-        return walk.reached
+                steps.execute(alias.module)
+        steps.visit_code(tree, block)
+        reached: dict[str, set[str]] = {}
+        seen, todo = set(steps.found), list(steps.found)
+        while todo:  # every step's own steps, until nothing new is reached
+            module, name = step = todo.pop()
+            names = reached.setdefault(module, set())
+            if name is not None:
+                names.add(name)
+            for following in self._steps_of(step) - seen:
+                seen.add(following)
+                todo.append(following)
+        return reached
+
+    def _steps_of(self, step: tuple[str, str | None]) -> set[tuple[str, str | None]]:
+        """What running a module (name None) or reaching a definition leads to directly (the
+        same for every output: worked out once per build)."""
+        if step not in self._steps:
+            module, name = self.modules[step[0]], step[1]
+            steps = _Steps(self)
+            try:
+                for tree in [module.skeleton] if name is None else module.definitions[name]:
+                    for _, alias in _imports(self, tree, module):
+                        steps.execute(alias.module)
+                    steps.visit_code(tree, module)
+                self._steps[step] = steps.found
+            except Unsure as why:
+                self._steps[step] = why
+        found = self._steps[step]
+        if isinstance(found, Unsure):
+            raise found
+        return found
 
     def ingredients(self, code: str) -> tuple[dict[str, str], str | None]:
         """What the key holds of the package for ``code`` (path -> digest), and why it is the
@@ -161,10 +191,12 @@ class Package:
             reached = self.reached(code)
         except Unsure as why:
             return {}, str(why)
-        found = {
-            self.modules[name].path: digest("\n".join(self.modules[name].digest_parts(names)))
-            for name, names in reached.items()
-        }
+        found = {}
+        for name, names in reached.items():
+            memo = (name, frozenset(names))
+            if memo not in self._digests:
+                self._digests[memo] = digest("\n".join(self.modules[name].digest_parts(names)))
+            found[self.modules[name].path] = self._digests[memo]
         return found | self.data, None
 
     def bindings(self, node: ast.AST, module: Module) -> list[tuple[str, Alias]]:
@@ -204,38 +236,14 @@ class Package:
         parts = parts[: len(parts) - (node.level - 1)]
         return ".".join(parts + ([node.module] if node.module else []))
 
-    def closure(self, module: str, name: str | None) -> dict[str, set[str]]:
-        """What running ``module`` (name None) or reaching its ``name`` reaches, transitively:
-        the same for every output, so worked out once per build."""
-        if (module, name) not in self._closures:
-            walk = _Walk(self)
-            try:
-                if name is None:
-                    walk.execute(module)
-                else:
-                    walk.reached[module] = set()  # its module runs: reached by the caller
-                    walk.reach(self.modules[module], name)
-                self._closures[module, name] = walk.reached
-            except Unsure as why:
-                self._closures[module, name] = why
-        found = self._closures[module, name]
-        if isinstance(found, Unsure):
-            raise found
-        return found
-
 
 @dataclass
-class _Walk:
-    """One output's reach, grown until nothing new is reached; ``shallow``: each step's own
-    reach taken from the package's closures (the output's code is walked, the package not)."""
+class _Steps:
+    """The steps one piece of code takes directly: modules it runs (name None), definitions
+    it reaches; ``Package.reached`` follows them."""
 
     package: Package
-    shallow: bool = False
-    reached: dict[str, set[str]] = field(default_factory=dict)  # executed module -> names
-
-    def _merge(self, module: str, name: str | None) -> None:
-        for found, names in self.package.closure(module, name).items():
-            self.reached.setdefault(found, set()).update(names)
+    found: set[tuple[str, str | None]] = field(default_factory=set)
 
     def execute(self, dotted: str) -> None:
         """Importing ``dotted`` runs it and every package above it."""
@@ -244,26 +252,10 @@ class _Walk:
             name = ".".join(parts[:depth])
             if name not in self.package.modules:
                 raise Unsure(f"imports {name}, not a module of the package")
-            if self.shallow and name not in self.reached:
-                self._merge(name, None)
-            elif name not in self.reached:
-                self.reached[name] = set()
-                module = self.package.modules[name]
-                for _, alias in _imports(self.package, module.skeleton, module):
-                    self.execute(alias.module)
-                self.visit_code(module.skeleton, module)
+            self.found.add((name, None))
 
     def reach(self, module: Module, name: str) -> None:
-        if name in self.reached[module.name]:
-            return
-        if self.shallow:
-            self._merge(module.name, name)
-            return
-        self.reached[module.name].add(name)
-        for node in module.definitions[name]:
-            for alias in (a for _, a in _imports(self.package, node, module)):
-                self.execute(alias.module)
-            self.visit_code(node, module)
+        self.found.add((module.name, name))
 
     def visit_code(self, tree: ast.AST, module: Module) -> None:
         docstrings = _docstrings(tree)
