@@ -268,7 +268,7 @@ def test_a_planted_stale_entry_is_named_by_the_check(site):
     cache = ExecutionCache(site / ".cache")
     planted = 0
     for path, _ in FileStore(cache.root).entries("execution"):
-        payload = cache.load(path.name).payload or {}
+        payload = cache.load(path.name).entry or {}
         for block in payload.get("blocks", []):
             if block.get("id") == "s-print" and "[1, 2, 3, 4] 9" in block["html"]:
                 block["html"] = block["html"].replace("[1, 2, 3, 4] 9", "[1, 2, 3, 4] 10")

@@ -208,7 +208,7 @@ from build_support.caching.cache import ExecutionCache
 cache, corrupt = ExecutionCache(Path(sys.argv[1])), 0
 for i in range(300):  # one key, payloads of changing size, read back in between
     cache.store("k" * 64, {"writer": sys.argv[2], "blocks": ["x" * (1000 * (i % 7 + 1))]})
-    corrupt += cache.load("k" * 64).corrupt
+    corrupt += cache.load("k" * 64).fault is not None
 print(corrupt)
 """
 
@@ -226,7 +226,7 @@ def test_two_processes_writing_one_entry_never_leave_it_half_written(tmp_path):
     outputs = [writer.communicate(timeout=120)[0].strip() for writer in writers]
     assert [writer.returncode for writer in writers] == [0, 0]
     assert outputs == ["0", "0"]
-    assert not ExecutionCache(tmp_path).load("k" * 64).corrupt
+    assert ExecutionCache(tmp_path).load("k" * 64).fault is None
 
 
 # ---------------------------------------------------------------- mkdocs serve

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..section import PACKAGE
+from .cache import digest
 
 # What reaches modules or names the analysis cannot see: builtins called by name, and
 # functions of importlib and runpy (by name or as attributes).
@@ -185,8 +186,6 @@ class Package:
     def ingredients(self, code: str) -> tuple[dict[str, str], str | None]:
         """What the key holds of the package for ``code`` (path -> digest), and why it is the
         whole package when it is (else None)."""
-        from .cache import digest  # here: cache.py imports this module's users
-
         try:
             reached = self.reached(code)
         except Unsure as why:
