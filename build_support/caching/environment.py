@@ -219,8 +219,14 @@ class Environment:
         rows = [
             ("code", "a block's source and options; a session: all its blocks, snippets expanded"),
             (
-                f"{PACKAGE} package (code that uses it)",
-                f"{len(package)} files, recordings included",
+                f"{PACKAGE} package (code that uses jax or {PACKAGE})",
+                f"of its {len(package)} files: each module the code runs (importing {PACKAGE} runs "
+                "__init__.py and what it imports), cut to what the code reaches: module-level "
+                "statements, and whole every function and class reached from the code, from "
+                "module-level statements and from what the build calls (backend_report, "
+                "machine_label, verify.environment); other functions' bodies left out. Every "
+                "data file (recordings). The whole package where the analysis is unsure "
+                "(dynamic imports, getattr on a module, exec, eval, star imports)",
             ),
             ("uv.lock", self.lock[:12]),
             ("Python", self.python),
