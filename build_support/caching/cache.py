@@ -7,11 +7,11 @@ every executed output goes through (``OutputCache``, kept by ``ExecutionCache``)
   canonical JSON.
 - ``Lookup``: what one read found: the ``entry`` (None: a miss), the ``fault`` that made it a
   miss if one did, and for an executed output its ``ingredients`` and why it must run.
-- ``Cache``: one named cache in the store (``execution``, ``diagrams``, ``notebook-trim``,
-  ``wheel``): an entry that cannot be used (corrupt, unreadable, of the wrong shape) and an
-  entry that cannot be stored (read-only or full disk) cost a run, never a failed build or a
-  wrong output, and print one line naming the cache and the cause. That line is a WARNING of
-  the ``course.store`` logger, outside the ``mkdocs`` logger tree on purpose: ``mkdocs build
+- ``Cache``: one named cache in the store (``execution``, ``reach``, ``diagrams``, ``notebook-
+  trim``, ``wheel``): an entry that cannot be used (corrupt, unreadable, of the wrong shape) and
+  an entry that cannot be stored (read-only or full disk) cost a run, never a failed build or a
+  wrong output, and print one line naming the cache and the cause. That line is a WARNING of the
+  ``course.store`` logger, outside the ``mkdocs`` logger tree on purpose: ``mkdocs build
   --strict`` counts the warnings of that tree and aborts, and a cache fault must not fail a
   build whose output is right. It prints as ``cache warning: <cache>: <what> (<cause>)``.
 - ``OutputCache``: ``look_up`` finds the entry for an output's ingredients and remembers them

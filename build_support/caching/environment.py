@@ -23,7 +23,7 @@ from typing import Any
 from ..section import PACKAGE
 from . import ingredients as extra
 from . import reach
-from .cache import canonical, digest
+from .cache import Cache, canonical, digest, key_of
 
 EXECUTING_TOOLS = (
     "markdown-exec",
@@ -154,6 +154,7 @@ class Environment:
     build_code: dict[str, str] = field(default_factory=dict)
 
     installed: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    memo: Cache | None = field(default=None, compare=False, repr=False)  # reach.py's results
     _reach: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -177,6 +178,7 @@ class Environment:
             rendering=rendering,
             build_code={name: digest(data) for name, data in extra.build_code().items()},
             installed=installed,
+            memo=Cache.for_project("reach", project_root),
         )
 
     def ingredients(self, code: str, rendered: bool = False, **own: str) -> dict[str, str]:
@@ -200,12 +202,22 @@ class Environment:
         where the analysis is unsure, every file. ``examples``: which of the two, and why."""
         if PACKAGE in self.package:  # not found
             return dict(self.package)
+        if "memo" not in self._reach:  # the analysis is a function of these and of the code
+            self._reach["memo"] = key_of(self.package, self.build_code, self.python)
+        key = key_of("reach", self._reach["memo"], code)
+        stored = self.memo.read_mapping(key).entry if self.memo else None
+        if stored is not None:  # analysed by an earlier build: saves parsing the package
+            return stored
         if "package" not in self._reach:  # read once, at the first output that needs it
             self._reach["package"] = reach.Package.read(examples_package_dir(), self.package)
         found, unsure = self._reach["package"].ingredients(code + BUILD_CALLS)
         if unsure is not None:
-            return self.package | {PACKAGE: f"whole package: {unsure}"}
-        return found | {PACKAGE: "what the code reaches"}
+            found = self.package | {PACKAGE: f"whole package: {unsure}"}
+        else:
+            found |= {PACKAGE: "what the code reaches"}
+        if self.memo:
+            self.memo.write_mapping(key, found)
+        return found
 
     def described(self, config: Any = None) -> list[tuple[str, str]]:
         """(ingredient, its value in this build) for everything an output's key holds, and what
