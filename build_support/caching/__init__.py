@@ -6,7 +6,8 @@
   (``Lookup``), a named cache where a fault is a miss, and ``OutputCache``, which every
   executed output goes through.
 - ``reasons``: why an output ran, in words.
-- ``reach``: what an output's code can reach in the ``examples`` package (its key holds that).
+- ``reach``, ``reach_steps``: what an output's code can reach in the ``examples`` package (its
+  key holds that).
 - ``environment``: the ingredients every key of one build shares, and the list of them all.
 - ``ingredients``: rendering and environment ingredients, and the build's own code.
 - ``check_cache``: ``make check-cache``: a cached and a fresh build, side by side.
