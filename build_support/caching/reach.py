@@ -19,10 +19,12 @@ follows imports, statically, with ``ast``).
   ``importlib.import_module``/``globals()``/``sys.modules``, a string that names the package but
   no module of it (``python -m examples``), code that does not parse.
 
-``Package.read`` parses the package once per build (``reach_steps.py``: what one piece of
-code leads to directly); ``Package.ingredients(code)`` is what one
-output's key holds of it. A string naming a module (``"examples.multiprocess"``, run in another
-process) reaches that whole module.
+Module-level statements are read as a syntax tree (comments and layout aside), but for an
+``if __name__ == "__main__":`` block: ``python -m`` runs it, an import never does (a string
+that names the module, ``"examples.multiprocess"``, run in another process, reaches that
+whole module). ``Package.read`` parses the package once per build; ``Package.ingredients``
+is what one output's key holds of it; ``reach_steps.py`` says what one piece of code leads to
+directly.
 """
 
 from __future__ import annotations
