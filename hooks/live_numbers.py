@@ -1,12 +1,14 @@
 """Numbers quoted in the prose come from the code: ``{{ live.name }}`` in a page becomes the
 value ``examples.prose_numbers()`` gives for ``name``. An unknown name fails the build.
 
-The numbers are cached like an executed block (``build_support``): a build whose ``examples``
-package, ``uv.lock`` and backend are unchanged does not import the package (nor JAX) for them.
+The numbers are cached like an executed block of ``_prose_numbers``' code (``build_support``):
+a build where nothing it reaches in the ``examples`` package, ``uv.lock`` and the backend has
+changed does not import the package (nor JAX) for them.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 
 _PLACEHOLDER = re.compile(r"\{\{\s*live\.(\w+)\s*\}\}")
@@ -23,7 +25,8 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     from build_support.execution import state  # loaded by hooks/execution.py
 
-    numbers = state.current().cached_value("prose_numbers", _prose_numbers)
+    code = inspect.getsource(_prose_numbers)  # the key holds what it reaches in the package
+    numbers = state.current().cached_value("prose_numbers", _prose_numbers, code)
 
     def substitute(match: re.Match[str]) -> str:
         name = match[1]

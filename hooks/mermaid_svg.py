@@ -36,8 +36,8 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 
 from build_support import browser
-from build_support.caching.named_cache import Cache, as_mapping
-from build_support.caching.store import EntryFault, key_of
+from build_support.caching.cache import Cache, as_mapping, key_of
+from build_support.caching.store import EntryFault
 
 MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
 _MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"
@@ -217,7 +217,7 @@ def svgs_for(drawing: Drawing, sources: list[str], where: str) -> list[str]:
 def cached_svg(drawing: Drawing, key: str) -> str | None:
     """The cached SVG for ``key``; None when there is none, or another version of the browser
     found now drew it."""
-    drawn = drawing.cache.read(key, as_drawing).value
+    drawn = drawing.cache.read(key, as_drawing).entry
     if drawn is None or drawing.browser not in (None, drawn["browser"]):
         return None  # not drawn yet, or by another version of the browser found now
     return drawn["svg"]

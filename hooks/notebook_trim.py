@@ -27,8 +27,7 @@ from pathlib import Path
 import tinycss2
 from mkdocs.exceptions import PluginError
 
-from build_support.caching.named_cache import Cache
-from build_support.caching.store import key_of
+from build_support.caching.cache import Cache, key_of
 
 _STYLE = re.compile(r"(<style[^>]*>)(.*?)(</style>)", re.DOTALL)
 _MATHJAX = re.compile(

@@ -37,8 +37,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 from build_support import section, settings
-from build_support.caching.named_cache import Cache
-from build_support.caching.store import key_of
+from build_support.caching.cache import Cache, key_of
 from build_support.execution import state
 from build_support.publishing.wheel_build import (
     Wheel,

@@ -95,3 +95,18 @@ def test_code_shape_counts_lines_of_modules_functions_and_classes(tmp_path):
     assert f"    71  {module}:1 long" in lines
     assert f"     2  {module}:74 Small" in lines
     assert lines[-1] == "modules over 250 lines: 0; functions over 60 lines: 1 (missed)"
+
+
+def test_the_course_scale_benchmark_generates_pages_that_call_the_package():
+    assert "usage:" in run_benchmark("course_scale.py", "--help")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import course_scale
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    page = course_scale.page(7)
+    assert page.count('```python exec="on" id="course-7-') == len(course_scale.BLOCKS) == 8
+    counting = ("scalar_multiply_count", "scaling_table")  # what examples/counting.py defines
+    calls = sum(any(name in block for name in counting) for block in course_scale.BLOCKS)
+    assert calls == course_scale.USES_COUNTING == 2  # a quarter of the blocks
+    assert "usage:" in run_benchmark("parallel_blocks.py", "--help")

@@ -35,7 +35,7 @@ PROCESS_SCOPED = {
     "build_support.execution.reads._local": "the audit hook's per-thread switch",
     "build_support.execution.reads._hook_installed": "an audit hook is added once per process",
     "build_support.execution.reads._installed": "an audit hook cannot be removed: one per process",
-    "build_support.caching.named_cache._handler": "logging's handlers are per process",
+    "build_support.caching.cache._handler": "logging's handlers are per process",
     "build_support.publishing.wheel_build.builder_version": "uv's version, asked once a process",
 }
 """Module-level state of ``build_support/``, and why the process is its scope."""

@@ -1,15 +1,19 @@
 """Cached equals fresh, after each change an author makes (build_support/caching/check_cache.py).
 
 A small site (one page: a session whose first block is a snippet, a block that prints Markdown
-with a glossary word and a file it reads, a block that prints JAX's devices and dtype) is built
-with the cache and fresh, side by side, by ``make check-cache``'s own ``check``; then one
-change at a time is applied and the check runs again. The tests run in file order and build on
-each other: each change lands on a cache that holds the previous state. The last one plants a
-stale entry and shows that the check names it.
+with a glossary word and a file it reads, a block that prints JAX's devices and dtype, and
+blocks that reach modules planted in the copy's ``examples``: through a re-export, a constant
+imported from another module, a module-level side effect, a dynamic import) is built with the
+cache and fresh, side by side, by ``make check-cache``'s own ``check``; then one change at a
+time is applied and the check runs again. An edit to the package re-runs what it can change
+and reuses what it cannot (``build_support/caching/reach.py``). The tests run in file order
+and build on each other: each change lands on a cache that holds the previous state. The last
+one plants a stale entry and shows that the check names it.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -76,7 +80,39 @@ import jax.numpy as jnp
 print("devices =", jax.devices())
 print("dtype =", jnp.asarray(1.0).dtype)
 ```
+
+```python exec="on" id="greet" result="text"
+from examples import greet
+
+print(greet("row"))
+```
+
+```python exec="on" id="printed-array" result="text"
+import examples  # noqa: F401  (importing it sets how NumPy prints)
+import numpy as np
+
+print(np.array([1 / 3]))
+```
+
+```python exec="on" id="dynamic" result="text"
+import importlib
+
+name = "hidden" + "_module"
+print("hidden value", importlib.import_module("examples." + name).value())
+```
 """
+# Modules planted in the copy's package: ``greet`` is re-exported by ``__init__`` and uses a
+# constant of another module; ``print_style`` is imported by ``__init__`` for its side effect
+# alone; ``hidden_module`` is imported by no module, only dynamically.
+PLANTED = {
+    "examples/wording.py": 'PREFIX = "hello"\n',
+    "examples/greeting.py": (
+        'from .wording import PREFIX\n\n\ndef greet(name):\n    return f"{PREFIX} {name}"\n'
+    ),
+    "examples/print_style.py": "import numpy as np\n\nnp.set_printoptions(precision=3)\n",
+    "examples/hidden_module.py": "def value():\n    return 41\n",
+}
+REEXPORTS = "from . import print_style  # noqa: F401\nfrom .greeting import greet  # noqa: F401\n"
 SETUP = """\
 from examples import scalar_multiply_count
 
@@ -102,10 +138,12 @@ def site(tmp_path_factory) -> Path:
         "docs/snippets/setup.py": SETUP,
         "docs/includes/abbreviations.md": ABBREVIATIONS,
         "docs/snippets/unit.txt": "one row at a time",
-    }
+    } | PLANTED
     for name, text in files.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)
+    init = project / "examples/__init__.py"
+    init.write_text(init.read_text() + REEXPORTS)
     assert_cached_equals_fresh(project)  # the cache now holds every output
     return project
 
@@ -187,17 +225,56 @@ def test_a_function_body(site):
     assert "[1, 2, 3, 4] 9" in cached_page(out)
 
 
+def ran_and_reused(out: Path) -> dict[str, str]:
+    """Block id -> "ran" or "reused", from the cached build's report."""
+    report = (out / "cached/build-report/index.html").read_text()
+    rows = re.findall(r"<td><code>([^<]+)</code></td><td>(ran|reused)</td>", report)
+    return dict(rows)
+
+
+def test_a_function_reached_only_through_a_reexport(site):
+    edit(site, "examples/greeting.py", 'f"{PREFIX} {name}"', 'f"{PREFIX}, {name}!"')
+    out = assert_cached_equals_fresh(site)
+    assert "hello, row!" in cached_page(out)
+    ran = ran_and_reused(out)
+    assert ran["greet"] == "ran"
+    # What cannot reach greet's body is reused: the session, a JAX block, NumPy's printing.
+    assert ran["s-print"] == ran["devices"] == ran["printed-array"] == "reused", ran
+
+
+def test_a_constant_imported_from_another_module(site):
+    edit(site, "examples/wording.py", '"hello"', '"good day"')
+    out = assert_cached_equals_fresh(site)
+    assert "good day, row!" in cached_page(out)
+    assert ran_and_reused(out)["greet"] == "ran"
+
+
+def test_a_module_level_side_effect_in_a_module_the_block_never_names(site):
+    edit(site, "examples/print_style.py", "precision=3", "precision=6")
+    out = assert_cached_equals_fresh(site)
+    assert "[0.333333]" in cached_page(out)
+    assert ran_and_reused(out)["printed-array"] == "ran"
+
+
+def test_a_dynamic_import(site):
+    edit(site, "examples/hidden_module.py", "return 41", "return 42")
+    out = assert_cached_equals_fresh(site)
+    assert "hidden value 42" in cached_page(out)
+    ran = ran_and_reused(out)
+    assert ran["dynamic"] == "ran" and ran["greet"] == "reused", ran
+
+
 def test_a_planted_stale_entry_is_named_by_the_check(site):
     cache = ExecutionCache(site / ".cache")
     planted = 0
     for path, _ in FileStore(cache.root).entries("execution"):
-        payload = cache.load(path.name).payload or {}
+        payload = cache.load(path.name).entry or {}
         for block in payload.get("blocks", []):
             if block.get("id") == "s-print" and "[1, 2, 3, 4] 9" in block["html"]:
                 block["html"] = block["html"].replace("[1, 2, 3, 4] 9", "[1, 2, 3, 4] 10")
                 cache.store(path.name, {k: v for k, v in payload.items() if k != "key"})
                 planted += 1
-    assert planted == 1
+    assert planted >= 1  # every stored run of the session since the edit (one is the current)
     found = check(site, site.parent / "check")
     assert len(found) == 1, found
     assert found[0].startswith("index.html, block s-print: first difference at line ")

@@ -119,11 +119,14 @@ def test_a_weight_in_examples_data_reruns_exactly_the_blocks_that_use_examples(p
     assert "scores_batch = [0.3, 1.21, 0.47, 1.3]" in scores.get_text()  # not the stale output
 
 
-def test_a_function_body_elsewhere_in_examples_reruns_its_dependents(project, edit):
+def test_a_function_body_in_examples_reruns_exactly_the_outputs_that_reach_it(project, edit):
     product = '* _as_count("feature_count", feature_count)\n'
     edit("examples/counting.py", product, product.replace("\n", " + 1\n"))
     rows, site = build(project)
-    assert ran(rows) == every_block(rows) - {NUMPY_BLOCK}
+    # Every other output imports the package, so runs counting.py's module-level statements,
+    # but none calls into it: their keys hold counting.py without its functions' bodies
+    # (build_support/caching/reach.py).
+    assert ran(rows) == {"p5-9-1-practice-jax", "p5-9-1-artifact-multiply-count", NOTEBOOK}
     assert {rows[block][1] for block in ran(rows)} == {"examples/counting.py changed"}
     practice = page(site).select_one('div.exec-block[data-exec-id="p5-9-1-practice-jax"]')
     assert "scalar multiply count = 13" in practice.get_text()
@@ -208,7 +211,7 @@ from build_support.caching.cache import ExecutionCache
 cache, corrupt = ExecutionCache(Path(sys.argv[1])), 0
 for i in range(300):  # one key, payloads of changing size, read back in between
     cache.store("k" * 64, {"writer": sys.argv[2], "blocks": ["x" * (1000 * (i % 7 + 1))]})
-    corrupt += cache.load("k" * 64).corrupt
+    corrupt += cache.load("k" * 64).fault is not None
 print(corrupt)
 """
 
@@ -226,7 +229,7 @@ def test_two_processes_writing_one_entry_never_leave_it_half_written(tmp_path):
     outputs = [writer.communicate(timeout=120)[0].strip() for writer in writers]
     assert [writer.returncode for writer in writers] == [0, 0]
     assert outputs == ["0", "0"]
-    assert not ExecutionCache(tmp_path).load("k" * 64).corrupt
+    assert ExecutionCache(tmp_path).load("k" * 64).fault is None
 
 
 # ---------------------------------------------------------------- mkdocs serve
@@ -333,3 +336,82 @@ def test_make_build_fresh_and_make_clean_do_what_the_readme_says():
     assert ".cache" in dry_run("clean").split()
     publish = dry_run("publish")
     assert "FRESH=1" in publish and "python -m build_support.publishing.record" in publish
+
+
+# ---------------------------------------------------------------- what a key holds of examples
+
+
+MODULES = {
+    "__init__.py": "from .greeting import greet\nfrom .counts import count\nfrom . import style\n",
+    "greeting.py": (
+        "from .wording import PREFIX\n\n\ndef greet(name):\n    return f'{PREFIX} {name}'\n\n\n"
+        "def unused():\n    return 1\n"
+    ),
+    "wording.py": "PREFIX = 'hello'\n",
+    "counts.py": "def count(n):\n    return n\n",
+    "style.py": "import numpy as np\n\nnp.set_printoptions(precision=3)\n",
+    "hidden.py": "def value():\n    return 41\n",
+}
+
+
+@pytest.fixture
+def package(tmp_path):
+    from build_support.caching.reach import Package
+
+    folder = tmp_path / "examples"
+    folder.mkdir()
+    for name, text in MODULES.items():
+        (folder / name).write_text(text)
+    (folder / "recording.json").write_text("{}")
+    files = {f"examples/{name}": name for name in [*MODULES, "recording.json"]}
+    return Package.read(folder, files)
+
+
+def test_the_key_holds_each_module_the_code_runs_cut_to_what_it_reaches(package):
+    reached = package.reached("from examples import greet\nprint(greet('row'))")
+    # Importing the package runs every module __init__ imports; greet is reached through the
+    # re-export, and its constant's module is run; count is imported, never called.
+    assert reached == {
+        "examples": set(),
+        "examples.greeting": {"greet"},
+        "examples.wording": set(),
+        "examples.counts": set(),
+        "examples.style": set(),
+    }
+    found, unsure = package.ingredients("from examples import greet\nprint(greet('row'))")
+    assert unsure is None and "examples/hidden.py" not in found
+    assert found["examples/recording.json"] == "recording.json"  # every data file
+    assert package.reached("import examples\nexamples.count(3)")["examples.counts"] == {"count"}
+
+
+def test_a_body_no_output_reaches_is_out_of_the_key_and_one_it_reaches_is_in(package, tmp_path):
+    from build_support.caching.reach import Package
+
+    code = "from examples import greet\nprint(greet('row'))"
+    before, _ = package.ingredients(code)
+    files = {f"examples/{name}": name for name in [*MODULES, "recording.json"]}
+    greeting = tmp_path / "examples" / "greeting.py"
+    greeting.write_text(greeting.read_text().replace("return 1", "return 2"))
+    after_unused, _ = Package.read(tmp_path / "examples", files).ingredients(code)
+    assert after_unused == before  # unused() is reached by nothing
+    greeting.write_text(greeting.read_text().replace("{PREFIX} {name}", "{PREFIX}, {name}"))
+    after_greet, _ = Package.read(tmp_path / "examples", files).ingredients(code)
+    assert after_greet["examples/greeting.py"] != before["examples/greeting.py"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import importlib\nimportlib.import_module('examples.hid' + 'den').value()",
+        "import examples\ngetattr(examples, 'greet')('row')",
+        "import examples\nprint(vars(examples))",
+        "from examples import *\ngreet('row')",
+        "exec('from examples import greet')",
+        "import subprocess\nsubprocess.run(['python', '-m', 'examples'])",
+        "import examples\nexamples.greet = print",
+        "from examples import greet\n\ndef broken(:\n    pass",
+    ],
+)
+def test_where_the_analysis_is_unsure_the_key_holds_the_whole_package(package, code):
+    found, unsure = package.ingredients(code)
+    assert unsure is not None and found == {}

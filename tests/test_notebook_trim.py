@@ -9,7 +9,7 @@ import tinycss2
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 
-from build_support.caching.named_cache import Cache
+from build_support.caching.cache import Cache
 from build_support.caching.store import Entry, FileStore
 from testkit.hooks import load_hook
 from testkit.site import page

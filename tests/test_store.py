@@ -1,4 +1,4 @@
-"""The one store behind every cache (build_support/caching/store.py, named_cache.py): a fault is
+"""The one store behind every cache (build_support/caching/store.py, cache.py): a fault is
 a miss with one line.
 
 Each fault the issue lists is made here for real where it can be (an entry of the wrong shape, a
@@ -23,11 +23,10 @@ from pathlib import Path
 import pytest
 
 from build_support.build_command import CACHE_DIR_ENV
-from build_support.caching import named_cache
+from build_support.caching import cache as cache_module
 from build_support.caching import store as store_module
-from build_support.caching.cache import ExecutionCache
-from build_support.caching.named_cache import Cache
-from build_support.caching.store import Entry, FileStore, key_of
+from build_support.caching.cache import Cache, ExecutionCache, key_of
+from build_support.caching.store import Entry, FileStore
 from testkit.build import mkdocs_build
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.site import page
@@ -55,8 +54,8 @@ def test_an_entry_reads_back_as_written_checksummed(files, lines):
     cache = Cache("diagrams", files)
     assert cache.read_text(KEY) is None and lines() == []  # a plain miss says nothing
     assert cache.write_text(KEY, "<svg/>", drawn_by="test")
-    found = cache.read(KEY, named_cache.as_text)
-    assert (found.value, found.meta, found.fault) == ("<svg/>", {"drawn_by": "test"}, None)
+    found = cache.read(KEY, cache_module.as_text)
+    assert (found.entry, found.meta, found.fault) == ("<svg/>", {"drawn_by": "test"}, None)
     path = files.path("diagrams", KEY)
     header = json.loads(path.read_bytes().split(b"\n", 1)[0])
     assert header["sha256"] == hashlib.sha256(b"<svg/>").hexdigest()
@@ -82,7 +81,7 @@ def test_an_entry_reads_back_as_written_checksummed(files, lines):
 def test_each_wrong_shaped_entry_is_a_miss_with_one_line(files, lines, make_fault, cause):
     make_fault(files)
     found = Cache("trim", files).read_mapping(KEY)
-    assert found.value is None and cause in found.fault
+    assert found.entry is None and cause in found.fault
     [line] = lines()
     assert line.startswith(f"cache warning: trim: entry {KEY[:12]} unusable (") and cause in line
 
@@ -97,12 +96,12 @@ def test_the_execution_cache_misses_on_a_fault_and_says_corrupt(tmp_path, lines)
     cache = ExecutionCache(tmp_path)
     FileStore(tmp_path).put("execution", KEY, Entry(b'["a list"]'))  # valid checksum, no mapping
     lookup = cache.load(KEY)
-    assert (lookup.payload, lookup.corrupt) == (None, True)
+    assert lookup.entry is None and lookup.fault is not None
     cache.store(KEY, {"blocks": ["out"]})
-    assert cache.load(KEY).payload == {"blocks": ["out"], "key": KEY}
+    assert cache.load(KEY).entry == {"blocks": ["out"], "key": KEY}
     other = key_of("another output")  # an entry copied under another key is not served
     FileStore(tmp_path).put("execution", other, FileStore(tmp_path).get("execution", KEY))
-    assert cache.load(other).corrupt
+    assert cache.load(other).fault is not None
     assert len(lines()) == 2
 
 
@@ -129,7 +128,7 @@ def test_entries_get_the_mode_a_plain_file_gets_group_readable_not_0600(tmp_path
 _READ_AS_NOBODY = """
 import os, sys
 from pathlib import Path
-from build_support.caching.named_cache import Cache
+from build_support.caching.cache import Cache
 from build_support.caching.store import FileStore
 os.setgid(65534)
 os.setuid(65534)  # from here on, the reads are another user's
@@ -259,8 +258,8 @@ def test_a_key_the_store_cannot_name_a_file_by_is_refused(files):
 
 
 def test_the_fault_line_is_outside_the_logger_tree_that_strict_counts():
-    assert named_cache.log.name == "course.store"
-    assert logging.getLogger("mkdocs") not in _ancestors(named_cache.log)
+    assert cache_module.log.name == "course.store"
+    assert logging.getLogger("mkdocs") not in _ancestors(cache_module.log)
 
 
 def _ancestors(logger: logging.Logger) -> list[logging.Logger]:

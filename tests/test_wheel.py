@@ -15,8 +15,8 @@ from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
-from build_support.caching.named_cache import Cache
-from build_support.caching.store import FileStore, key_of
+from build_support.caching.cache import Cache, key_of
+from build_support.caching.store import FileStore
 from build_support.publishing import wheel_build
 from examples import DISTRIBUTION
 from testkit.author import section_version

@@ -22,7 +22,8 @@ from typing import Any
 
 from ..section import PACKAGE
 from . import ingredients as extra
-from .cache import canonical, digest
+from . import reach
+from .cache import Cache, canonical, digest, key_of
 
 EXECUTING_TOOLS = (
     "markdown-exec",
@@ -37,8 +38,15 @@ EXECUTING_TOOLS = (
 )
 JAX_PLUGIN_PREFIXES = ("jax-cuda", "jax-rocm", "libtpu", "jax-tpu")
 
-_USES_EXAMPLES = re.compile(rf"\b{PACKAGE}\b")
 _USES_JAX = re.compile(rf"\b(?:jax|{PACKAGE})\b")
+BUILD_CALLS = f"""
+from {PACKAGE} import backend_report, machine_label
+from {PACKAGE}.verify import environment
+backend_report, machine_label, environment
+"""
+"""What the build itself calls in the package for an output of code that uses jax or the
+package: the "computed on" label and a timing's caption (``execution/blocks.py``:
+``where_it_ran``, ``measured_now``) and the environment the record holds (``_environment``)."""
 
 
 def examples_package_dir() -> Path | None:
@@ -146,6 +154,8 @@ class Environment:
     build_code: dict[str, str] = field(default_factory=dict)
 
     installed: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    memo: Cache | None = field(default=None, compare=False, repr=False)  # reach.py's results
+    _reach: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def read(cls, project_root: Path, config: Any = None) -> Environment:
@@ -168,6 +178,7 @@ class Environment:
             rendering=rendering,
             build_code={name: digest(data) for name, data in extra.build_code().items()},
             installed=installed,
+            memo=Cache.for_project("reach", project_root),
         )
 
     def ingredients(self, code: str, rendered: bool = False, **own: str) -> dict[str, str]:
@@ -179,12 +190,34 @@ class Environment:
         ingredients |= self.build_code
         if rendered:
             ingredients |= self.rendering
-        if _USES_EXAMPLES.search(code):
-            ingredients |= self.package
         if _USES_JAX.search(code):
+            ingredients |= self.reached(code)
             ingredients["backend"] = self.backend
             ingredients["jax variables"] = self.jax_variables
         return ingredients
+
+    def reached(self, code: str) -> dict[str, str]:
+        """What the key holds of the package for ``code`` and what the build calls for it
+        (``reach.py``): each module it runs, cut to what it reaches, and the data files; or,
+        where the analysis is unsure, every file. ``examples``: which of the two, and why."""
+        if PACKAGE in self.package:  # not found
+            return dict(self.package)
+        if "memo" not in self._reach:  # the analysis is a function of these and of the code
+            self._reach["memo"] = key_of(self.package, self.build_code, self.python)
+        key = key_of("reach", self._reach["memo"], code)
+        stored = self.memo.read_mapping(key).entry if self.memo else None
+        if stored is not None:  # analysed by an earlier build: saves parsing the package
+            return stored
+        if "package" not in self._reach:  # read once, at the first output that needs it
+            self._reach["package"] = reach.Package.read(examples_package_dir(), self.package)
+        found, unsure = self._reach["package"].ingredients(code + BUILD_CALLS)
+        if unsure is not None:
+            found = self.package | {PACKAGE: f"whole package: {unsure}"}
+        else:
+            found |= {PACKAGE: "what the code reaches"}
+        if self.memo:
+            self.memo.write_mapping(key, found)
+        return found
 
     def described(self, config: Any = None) -> list[tuple[str, str]]:
         """(ingredient, its value in this build) for everything an output's key holds, and what
@@ -198,8 +231,14 @@ class Environment:
         rows = [
             ("code", "a block's source and options; a session: all its blocks, snippets expanded"),
             (
-                f"{PACKAGE} package (code that uses it)",
-                f"{len(package)} files, recordings included",
+                f"{PACKAGE} package (code that uses jax or {PACKAGE})",
+                f"of its {len(package)} files: each module the code runs (importing {PACKAGE} runs "
+                "__init__.py and what it imports), cut to what the code reaches: module-level "
+                "statements, and whole every function and class reached from the code, from "
+                "module-level statements and from what the build calls (backend_report, "
+                "machine_label, verify.environment); other functions' bodies left out. Every "
+                "data file (recordings). The whole package where the analysis is unsure "
+                "(dynamic imports, getattr on a module, exec, eval, star imports)",
             ),
             ("uv.lock", self.lock[:12]),
             ("Python", self.python),

@@ -17,7 +17,8 @@ build's ``cache_dir`` setting (build_support/settings.py: ``.cache/`` in the pro
 
 ``Store`` is the interface; ``FileStore`` its file-system implementation, which raises
 ``EntryFault`` for an entry it cannot use and ``WriteFault`` for one it cannot write. The
-caches use it through ``build_support.caching.named_cache.Cache``, which turns either into a miss.
+caches use it through ``build_support.caching.cache.Cache``, which turns either into a miss;
+their keys come from ``cache.key_of``.
 """
 
 from __future__ import annotations
@@ -205,16 +206,6 @@ class FileStore(Store):
                 with contextlib.suppress(OSError):
                     empty.rmdir()
         return len(entries)
-
-
-def key_of(*parts: str | bytes) -> str:
-    """A store key: the SHA-256 of ``parts``, each length-prefixed (no two lists collide)."""
-    digest = hashlib.sha256()
-    for part in parts:
-        data = part.encode() if isinstance(part, str) else part
-        digest.update(f"{len(data)}:".encode())
-        digest.update(data)
-    return digest.hexdigest()
 
 
 if __name__ == "__main__":  # python -m build_support.caching.store clear (make clean)

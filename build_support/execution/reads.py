@@ -8,7 +8,10 @@ and an entry is reused only while every one of them is unchanged.
 Recorded: every file opened for reading (Python's ``open`` audit event) by the thread that runs
 the block, except files it wrote itself, compiled modules (``.pyc``), files under
 ``sys.prefix`` (keyed by ``uv.lock`` and the Python version), ``/proc``, ``/sys`` and ``/dev``
-(the backend label). A file under the
+(the backend label), and the ``examples`` package's modules when Python imports them (the key
+holds what the output reaches of them: ``caching/reach.py``; the block that first imports the
+package would otherwise re-run on an edit to any of its modules). A module of it read as a
+file is recorded. A file under the
 project is stored by its path in the project, so an entry survives a move of the checkout.
 """
 
@@ -22,6 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..caching.environment import examples_package_dir
+
+_IMPORTER = "<frozen importlib._bootstrap_external>"  # where Python reads a module to import
 _SYSTEM = ("/proc/", "/sys/", "/dev/")
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT
 # Process scope: an audit hook is added once per process and cannot be removed, so it is
@@ -37,6 +43,8 @@ class Opened:
     def __init__(self) -> None:
         self.read: set[str] = set()
         self.written: set[str] = set()
+        package = examples_package_dir()
+        self.package = str(package.resolve()) + os.sep if package else "\0"
 
 
 def _hook(event: str, args: tuple) -> None:
@@ -47,6 +55,8 @@ def _hook(event: str, args: tuple) -> None:
         return
     path, mode, flags = args
     path = os.path.abspath(os.fsdecode(path))
+    if path.startswith(opened.package) and sys._getframe(1).f_code.co_filename == _IMPORTER:
+        return  # the package's modules, imported: in the key, as far as the output reaches them
     writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & _WRITES)
     (opened.written if writes else opened.read).add(path)
 

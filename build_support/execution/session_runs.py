@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..caching.cache import Found, digest, key_of
+from ..caching.cache import Lookup, digest, key_of
 from ..caching.ingredients import expand_snippets
 from ..publishing.runs import Run
 from . import reads
@@ -139,7 +139,8 @@ def _open(build: BuildState, session: Session, name: str) -> None:
     )
     identity = f"{build.page} session {name}"
     if not session.codes:
-        session.found = Found(key_of(ingredients), ingredients, identity, reasons=[NOT_READ])
+        key = key_of(ingredients)
+        session.found = Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
     else:
 
         def objections(payload: dict[str, Any]) -> list[str]:

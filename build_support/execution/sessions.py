@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..caching.cache import Found
+from ..caching.cache import Lookup
 from .fence_options import is_timed
 
 # A fence that markdown-exec executes in a session: its header line, then its code.
@@ -63,7 +63,7 @@ class Session:
     position: int = 0  # blocks of it formatted so far
     entry: dict[str, Any] | None = None  # reused from the cache when set
     reasons: list[str] = field(default_factory=list)
-    found: Found | None = None  # its look-up in the cache, at its first block
+    found: Lookup | None = None  # its look-up in the cache, at its first block
     blocks: list[dict[str, Any]] = field(default_factory=list)  # what this build ran
     options_seen: list[dict[str, Any]] = field(default_factory=list)
     slots: list[Slot] = field(default_factory=list)

@@ -26,7 +26,6 @@ from ..caching.cache import ExecutionCache
 from ..caching.environment import Environment
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
-from ..section import PACKAGE
 from . import reads
 from .notebooks import Notebooks
 from .sessions import Session
@@ -57,10 +56,10 @@ class BuildState:
         """The files a stored run read that have changed since (``reads.py``)."""
         return reads.changed(payload.get("reads"), self.project_root)
 
-    def cached_value(self, name: str, compute: Callable[[], Any]) -> Any:
+    def cached_value(self, name: str, compute: Callable[[], Any], code: str) -> Any:
         """A JSON value computed from the ``examples`` package (numbers quoted in the prose),
-        cached under the same ingredients as a block that imports the package."""
-        found = self.cache.look_up(self.environment.ingredients(f"import {PACKAGE}", value=name))
+        cached as a block of ``code`` (what ``compute`` runs: the key follows what it reaches)."""
+        found = self.cache.look_up(self.environment.ingredients(code, value=name))
         if found.entry is not None:
             return found.entry["value"]
         value = compute()

@@ -25,7 +25,7 @@ from mkdocs.exceptions import PluginError
 from packaging.version import Version
 
 from .. import section
-from ..caching.named_cache import Cache, log
+from ..caching.cache import Cache, log
 from ..caching.store import EntryFault
 from ..section import PACKAGE
 
@@ -86,9 +86,9 @@ def cached_wheel(project: Path, cache: Cache, key: str, expected: Path | None = 
     file ``expected``, where given) and stored there."""
     found = cache.read(key, _as_wheel)
     name = found.meta.get("name")
-    if found.value is not None and isinstance(name, str) and re.fullmatch(r"[\w.+-]+\.whl", name):
-        return Wheel(name, found.value)
-    if found.value is not None:
+    if found.entry is not None and isinstance(name, str) and re.fullmatch(r"[\w.+-]+\.whl", name):
+        return Wheel(name, found.entry)
+    if found.entry is not None:
         log.warning("%s: entry %s names no wheel file (%r): a miss", cache.name, key[:12], name)
     env = {**os.environ, EXPECTED_OUTPUTS_ENV: str(expected)} if expected else None
     with tempfile.TemporaryDirectory(prefix="wheel-") as staging:

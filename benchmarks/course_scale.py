@@ -1,0 +1,158 @@
+"""A course's worth of pages: N synthetic pages of 8 executed blocks each, calling the package
+the way the section's blocks do, generated into a throw-away copy of the project (never
+committed), then built with the cache:
+
+- cold (an empty store: every block runs);
+- nothing changed (median of --repeats), against the same pages with execution off (every
+  ``exec="on"`` fence of every page turned into a plain code block, in a second copy);
+- an edit to one function's body in ``examples/counting.py`` that keeps its results (``+ k - k``
+  added to its product, a new k each time: a build each, --repeats times): how many outputs
+  re-ran and how long it took.
+  Two of each page's 8 blocks call ``counting``: a quarter.
+
+Targets (issue 24): the edit re-runs at most a quarter of the synthetic outputs plus the
+section's own that reach ``counting``; nothing changed at most 1.5x the unexecuted build.
+
+    python benchmarks/course_scale.py [--pages 40] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from testkit.build import copy_env, copy_project, mkdocs_build
+
+BLOCKS = (  # {n}: the page's number, so that every block's code is its own
+    "from examples import BATCH, WEIGHTS, rounded, score_batch\n\n"
+    "print({n}, rounded(score_batch(BATCH, WEIGHTS)))",
+    "from examples import BATCH, WEIGHTS, score_one_by_one\n\n"
+    "print({n}, [round(score, 3) for score in score_one_by_one(BATCH, WEIGHTS)])",
+    "from examples import scalar_multiply_count\n\nprint({n}, scalar_multiply_count({n} + 1, 6))",
+    "from examples import scaling_table\n\nprint(scaling_table([{n}, 2 * {n}], [3, 6]))",
+    "import numpy as np\nfrom examples import BATCH, WEIGHTS, rounded, score_settings\n\n"
+    "settings = np.stack([np.asarray(WEIGHTS)] * 2) * {n}\n"
+    "print(rounded(score_settings(BATCH, settings)[0]))",
+    "from examples.timing import format_seconds\n\nprint(format_seconds({n} / 1000))",
+    "from examples import BATCH\n\nprint(len(BATCH), {n})",
+    "from examples import BATCH, sequential_vs_parallel_flowchart\n\n"
+    "print(len(sequential_vs_parallel_flowchart(BATCH).splitlines()), {n})",
+)
+USES_COUNTING = 2  # of the 8 blocks above
+PRODUCT = 'return _as_count("batch_size", batch_size) * _as_count("feature_count", feature_count)'
+_EXEC_ON = re.compile(r'exec="(?!no"|off"|false"|0")[^"]*"')
+_REPORT = re.compile(r"(\d+) blocks and (\d+) notebooks?: (\d+) ran, (\d+) reused")
+_RAN_ROW = re.compile(r"<tr><td>(course/[^<]*)</td><td><code>[^<]+</code></td><td>ran</td>")
+
+
+def page(number: int) -> str:
+    blocks = [
+        f'```python exec="on" id="course-{number}-{index}" result="text"\n'
+        f"{code.format(n=number)}\n```\n"
+        for index, code in enumerate(BLOCKS)
+    ]
+    return f"# Course page {number}\n\n" + "\n".join(blocks)
+
+
+def make_copy(where: Path, pages: int, executed: bool) -> Path:
+    project = copy_project(where)
+    for number in range(1, pages + 1):
+        path = project / "docs" / "course" / f"page-{number:02d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page(number))
+    if not executed:
+        for path in (project / "docs").rglob("*.md"):
+            path.write_text(_EXEC_ON.sub('exec="off"', path.read_text()))
+    return project
+
+
+def build(project: Path) -> tuple[float, tuple[int, int, int]]:
+    """Seconds of one strict build with the copy's store, and (outputs, ran, synthetic ran)."""
+    started = time.perf_counter()
+    result = mkdocs_build(
+        project / "mkdocs.yml", project / "site", fresh=False, env=copy_env(project)
+    )
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"strict build of {project} failed:\n{result.stderr[-4000:]}")
+    found = _REPORT.search(result.stderr)
+    if found is None:
+        raise SystemExit("no Execution report line in the build's log")
+    blocks, notebooks, ran, _ = map(int, found.groups())
+    report = (project / "site" / "build-report" / "index.html").read_text()
+    return seconds, (blocks + notebooks, ran, len(_RAN_ROW.findall(report)))
+
+
+def edit(project: Path, old: str, new: str) -> None:
+    path = project / "examples" / "counting.py"
+    text = path.read_text()
+    if old not in text:
+        raise SystemExit(f"benchmarks/course_scale.py: {old!r} not in examples/counting.py")
+    path.write_text(text.replace(old, new, 1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        executed = make_copy(Path(tmp, "executed"), args.pages, executed=True)
+        plain = make_copy(Path(tmp, "unexecuted"), args.pages, executed=False)
+        cold, (outputs, cold_ran, _) = build(executed)
+        build(plain)  # its notebook and wheel stored: what is left is rendering
+        unchanged, unexecuted, edits, previous = [], [], [], PRODUCT
+        for _ in range(args.repeats):  # in turns, so that a busy spell slows each alike
+            unchanged.append(build(executed)[0])
+            unexecuted.append(build(plain)[0])
+            edited = f"{PRODUCT} + {len(edits) + 1} - {len(edits) + 1}"
+            edit(executed, previous, edited)
+            previous = edited
+            edits.append(build(executed))
+
+    synthetic = args.pages * len(BLOCKS)
+    ran = [count for _, (_, count, _) in edits]
+    synthetic_ran = [count for _, (_, _, count) in edits]
+    median_edit = statistics.median(seconds for seconds, _ in edits)
+    floor = statistics.median(unexecuted)
+    ratio = statistics.median(unchanged) / floor
+    quarter = synthetic * USES_COUNTING // len(BLOCKS)
+    print(
+        f"# benchmarks/course_scale.py: {args.pages} pages x {len(BLOCKS)} blocks "
+        f"({synthetic} synthetic outputs, {outputs} in all); medians of {args.repeats}"
+    )
+    print(f"cold build:                {cold:6.2f} s   ({cold_ran} of {outputs} outputs ran)")
+    print(
+        f"nothing changed:           {statistics.median(unchanged):6.2f} s   "
+        f"(runs: {_runs(unchanged)})"
+    )
+    print(f"same pages, unexecuted:    {floor:6.2f} s   (runs: {_runs(unexecuted)})")
+    verdict = "met" if ratio <= 1.5 else "MISSED"
+    print(f"nothing changed / unexecuted: {ratio:.2f}x   (target <= 1.5x: {verdict})")
+    print(
+        f"edit to counting.py:       {median_edit:6.2f} s   (runs: "
+        f"{_runs([seconds for seconds, _ in edits])})"
+    )
+    print(f"  outputs re-ran per edit: {', '.join(map(str, ran))} of {outputs}")
+    verdict = "met" if max(synthetic_ran) <= quarter else "MISSED"
+    print(
+        f"  of the synthetic pages':  {', '.join(map(str, synthetic_ran))} of {synthetic} "
+        f"(target <= {quarter}, the blocks that call counting: {verdict})"
+    )
+    section = [all_ - ours for all_, ours in zip(ran, synthetic_ran, strict=True)]
+    print(
+        f"  of the section's own:    {', '.join(map(str, section))} of {outputs - synthetic} "
+        f"(those that reach counting; the Build report says why each ran)"
+    )
+
+
+def _runs(times: list[float]) -> str:
+    return ", ".join(f"{seconds:.2f}" for seconds in times)
+
+
+if __name__ == "__main__":
+    main()
