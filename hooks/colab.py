@@ -16,7 +16,6 @@ from __future__ import annotations
 import html
 import logging
 import re
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from mkdocs_jupyter.plugin import NotebookFile
@@ -30,15 +29,16 @@ _GITHUB = re.compile(r"^https?://(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.
 _INSTALL_BOX = re.compile(r"^!!! .*\binstall-box\b.*$", re.MULTILINE)
 
 
-@dataclass
 class ColabLinks:
     """One build's: the GitHub repository (``owner/repo``) or None, the version mike deploys,
-    and each notebook's ``.ipynb`` path in the built site (``notebooks/x/x.ipynb``)."""
+    the section page's path in ``docs/``, and each notebook's ``.ipynb`` path in the built site
+    (``notebooks/x/x.ipynb``, set by ``on_files``)."""
 
-    repository: str | None = None
-    version: str = ""
-    section_page: str = ""  # its path in docs/
-    notebooks: list[str] = field(default_factory=list)
+    def __init__(self, repository: str | None = None, version: str = "", section_page: str = ""):
+        self.repository = repository
+        self.version = version
+        self.section_page = section_page
+        self.notebooks: list[str] = []
 
     def url(self, ipynb: str) -> str:
         return f"{COLAB}{self.repository}/blob/gh-pages/{self.version}/{ipynb}"
