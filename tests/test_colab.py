@@ -110,3 +110,12 @@ def test_the_notebook_page_shows_the_link_beside_its_downloads(deployed, built_s
     link = download.find_next_sibling("p")
     assert "colab-link" in link["class"] and link.a["href"].startswith(COLAB)
     assert page(built_site, NOTEBOOK).select_one("p.colab-link") is None  # repo_url unset
+
+
+def test_the_repository_link_fetches_nothing_from_github(deployed):
+    """repo_url also puts the repository in Material's header; its source component would
+    fetch stars and forks from api.github.com (overrides/partials/source.html drops it)."""
+    html = (deployed / section_version() / SECTION_PAGE / "index.html").read_text()
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.select("a.md-source[href='https://github.com/" + REPOSITORY + "']")
+    assert soup.select('[data-md-component="source"]') == []
