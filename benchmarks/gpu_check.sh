@@ -20,7 +20,8 @@
 # GPU_CHECK_REHEARSAL=1 runs it on the CPU, to try the script on a machine with no GPU (its files
 # then go to /tmp). It still installs the GPU line (the CUDA wheels are about 3 GB) unless
 # GPU_CHECK_TAB=CPU takes the install box's CPU line instead. PYTHON: the reader's Python
-# (default python3); the venv goes to a temporary folder (GPU_CHECK_VENV: another).
+# (default python3); the venv goes to a temporary folder (GPU_CHECK_VENV: another), removed at
+# the end unless GPU_CHECK_KEEP=1.
 #
 # Every step runs even if one before it fails; the script exits non-zero if any step failed.
 set -uo pipefail
@@ -51,7 +52,11 @@ export JAX_DEFAULT_MATMUL_PRECISION=highest
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 
 server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; }
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null
+  # The venv holds the CUDA wheels (about 5 GB installed): kept only where GPU_CHECK_KEEP is set.
+  [ -n "${GPU_CHECK_KEEP:-}" ] || rm -rf "$WORK"
+}
 trap cleanup EXIT
 
 failed=0
