@@ -7,6 +7,10 @@ publish`` and mike's version folder read it there too); the wheel takes it from 
 carries that folder's version. hatchling builds in an environment of its own, where the project
 is not importable: the reader is loaded by its path.
 
+The extras are written here too (``optional-dependencies`` is dynamic): ``charts``, and the GPU
+extra (``[tool.course] gpu-extra``), derived from the jax pin of ``[project] dependencies`` so
+that the GPU line can never install another jax than the CPU line.
+
 The expected outputs (``python -m examples verify`` reads them) come from the build's execution
 record, so they exist only once a site build has run every block: ``hooks/wheel.py`` writes them
 to a file outside the source tree and names it in ``COURSE_EXPECTED_OUTPUTS``. Never written into
