@@ -7,6 +7,10 @@ publish`` and mike's version folder read it there too); the wheel takes it from 
 carries that folder's version. hatchling builds in an environment of its own, where the project
 is not importable: the reader is loaded by its path.
 
+The extras are written here too (``optional-dependencies`` is dynamic): ``charts``, and the GPU
+extra (``[tool.course] gpu-extra``), derived from the jax pin of ``[project] dependencies`` so
+that the GPU line can never install another jax than the CPU line.
+
 The expected outputs (``python -m examples verify`` reads them) come from the build's execution
 record, so they exist only once a site build has run every block: ``hooks/wheel.py`` writes them
 to a file outside the source tree and names it in ``COURSE_EXPECTED_OUTPUTS``. Never written into
@@ -21,12 +25,15 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 from hatchling.metadata.plugin.interface import MetadataHookInterface
+from packaging.requirements import Requirement
 from packaging.version import Version
 
 SECTION_READER = Path("build_support") / "section.py"
 SECTION = "P5-9.1 'GPUs And Parallel Processing'"
 EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # set by hooks/wheel.py
 EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples/verify.py
+# Charts on the site are drawn with matplotlib; the scoring code itself needs only jax and numpy.
+CHARTS = ["matplotlib>=3.10"]
 
 
 def section_reader(root: Path):
@@ -36,6 +43,18 @@ def section_reader(root: Path):
     section = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(section)
     return section
+
+
+def optional_dependencies(dependencies: list[str], gpu_extra: str) -> dict[str, list[str]]:
+    """The wheel's extras: ``charts``, and ``gpu_extra`` (``cuda12``): jax's own extra of that
+    name, pinned to the very jax version of ``dependencies``, so that the GPU line installs the
+    jax the pages were built with, plus its CUDA plugin. jax publishes CUDA wheels for Linux only.
+    """
+    jax = [Requirement(entry) for entry in dependencies if Requirement(entry).name == "jax"]
+    if len(jax) != 1 or not str(jax[0].specifier).startswith("=="):
+        raise ValueError(f"pyproject.toml: the dependencies must pin jax once (==), not {jax}")
+    gpu = f"jax[{gpu_extra}]{jax[0].specifier}; sys_platform == 'linux'"
+    return {"charts": CHARTS, gpu_extra: [gpu]}
 
 
 class CustomMetadataHook(MetadataHookInterface):
@@ -50,6 +69,8 @@ class CustomMetadataHook(MetadataHookInterface):
         # The site is the project's home; the version folder holds this version's pages and wheel.
         home = section.site_url(Path(self.root))
         metadata["urls"] = {"Homepage": home, "Documentation": f"{home}{version}/"}
+        extra = section.gpu_extra(Path(self.root))
+        metadata["optional-dependencies"] = optional_dependencies(metadata["dependencies"], extra)
 
 
 class ExpectedOutputsHook(BuildHookInterface):

@@ -1,52 +1,63 @@
 #!/usr/bin/env bash
-# The GPU check, prepared for a machine with an NVIDIA GPU and JAX's CUDA plugin. It needs
-# only jax, numpy, pytest and hypothesis (not the docs stack): by default .venv's python (add
-# the plugin there: .venv/bin/uv pip install "jax[cuda12]==<the locked jax version>"), or any
-# python with those packages: PYTHON=python3 benchmarks/gpu_check.sh.
-# It runs the numeric tests, the practice output, the turnaround table, the settings sweep and
-# the throughput benchmarks on the GPU, and the multi-process test (score_sharded across local processes
-# joined by jax.distributed; those processes use forced CPU devices, so that it runs wherever
-# jax does), and saves, with the date and the hardware:
-#   examples/recordings/gpu-<UTC time>.txt    everything it printed
-#   examples/recordings/gpu-<UTC time>.json   the turnaround table, which the page shows as
-#                                             "recorded on <GPU>, <date>" (examples/recorded.py)
-#   examples/recordings/settings-gpu-<UTC time>.json   the settings sweep (K weight settings one
-#                                             by one and at once, examples/sweep.py), shown the same way
-# (package data: the recordings ship inside the wheel the site serves)
+# The GPU check, prepared for a machine with an NVIDIA GPU: the reader's path, on that GPU.
 #
-#   benchmarks/gpu_check.sh [results stem]    default: examples/recordings/gpu-<UTC time>
+# 1. The site: site/ as `make build` left it (built first where missing), served on 127.0.0.1.
+# 2. A fresh virtual environment with only the served wheel, installed by the install box's
+#    NVIDIA GPU line exactly as a reader copies it from the section page (its host swapped for
+#    the local server); or, given as the first argument, a line as copied from the published
+#    site, run as it is.
+# 3. There, outside the checkout: `python -m examples verify` (every compared block should say
+#    "same"), `turnaround` and `sweep`, which also save their tables as recordings, with the
+#    date and the hardware (package data: the next wheel ships them, the page shows the newest):
+#      examples/recordings/gpu-<UTC time>.json            the turnaround table
+#      examples/recordings/settings-gpu-<UTC time>.json   the settings sweep
+#      examples/recordings/gpu-<UTC time>.txt             everything this script printed
+# 4. Then, in the same environment with pytest added, the numeric tests and the throughput
+#    benchmarks of this checkout, on the GPU.
 #
-# GPU_CHECK_REHEARSAL=1 runs it on the CPU, to try the script on a machine with no GPU
-# (its files then go to /tmp unless a stem is given).
+#   benchmarks/gpu_check.sh ['python -m pip install "dl-course-p5-9-1[cuda12] @ https://…"']
+#
+# GPU_CHECK_REHEARSAL=1 runs it on the CPU, to try the script on a machine with no GPU (its files
+# then go to /tmp). It still installs the GPU line (the CUDA wheels are about 3 GB) unless
+# GPU_CHECK_TAB=CPU takes the install box's CPU line instead. PYTHON: the reader's Python
+# (default python3); the venv goes to a temporary folder (GPU_CHECK_VENV: another), removed at
+# the end unless GPU_CHECK_KEEP=1.
 #
 # Every step runs even if one before it fails; the script exits non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+ROOT=$PWD
 
-PY=${PYTHON:-.venv/bin/python}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 if [ -n "${GPU_CHECK_REHEARSAL:-}" ]; then
-  STEM=${1:-/tmp/gpu-check-rehearsal-$STAMP}
+  STEM=/tmp/gpu-check-rehearsal-$STAMP
   export JAX_PLATFORMS=cpu
 else
-  STEM=${1:-examples/recordings/gpu-$STAMP}
+  STEM=$ROOT/examples/recordings/gpu-$STAMP
   # Refuse to fall back to the CPU quietly: a GPU check that ran on the CPU would be a lie.
   export JAX_PLATFORMS=cuda
 fi
 LOG=$STEM.txt
 SWEEP=$(dirname "$STEM")/settings-$(basename "$STEM").json
+WORK=$(mktemp -d /tmp/gpu-check-XXXXXX)
+VENV=${GPU_CHECK_VENV:-$WORK/venv}
+TAB=${GPU_CHECK_TAB:-NVIDIA GPU}
 mkdir -p "$(dirname "$LOG")"
-# The examples package and the tests run from this checkout, installed or not.
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 
-# On GPUs, float32 matmul defaults to reduced (TF32-like) precision; the tests compare the
-# batched scores with float64 and the practice with the manuscript, so ask for full float32.
-# (score_batch also sets Precision.HIGHEST on its own dot.)
+# On GPUs, float32 matmul defaults to reduced (TF32-like) precision; the numbers are compared
+# with the book's, so ask for full float32 (score_batch also sets Precision.HIGHEST on its dot).
 export JAX_DEFAULT_MATMUL_PRECISION=highest
-# Each JAX process would otherwise take 75 % of the GPU's memory at start, and the tests start
-# more than one (python -m examples in a subprocess).
+# Each JAX process would otherwise take 75 % of the GPU's memory at start, and verify starts one
+# per block.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
-export OPENBLAS_THREAD_TIMEOUT=4
+
+server=
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null
+  # The venv holds the CUDA wheels (about 5 GB installed): kept only where GPU_CHECK_KEEP is set.
+  [ -n "${GPU_CHECK_KEEP:-}" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 failed=0
 step() {
@@ -61,29 +72,68 @@ step() {
   [ "$status" -eq 0 ] || failed=1
 }
 
+# The install line the section page's box shows in tab $TAB, with its host swapped for $1.
+page_line() {
+  .venv/bin/python - "$1" "$TAB" <<'EOF'
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from testkit.site import page
+
+local, tab = sys.argv[1], sys.argv[2]
+box = page(Path("site")).select_one("div.install-box")
+labels = [label.get_text(" ", strip=True) for label in box.select(".tabbed-labels label")]
+codes = [code.get_text().strip() for code in box.select(".tabbed-block pre code")]
+line = next(code for label, code in zip(labels, codes) if label.startswith(tab))
+url = line.rsplit(" ", 1)[1].strip('"')
+parts = urlsplit(url)
+print(line.replace(f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}/", local))
+EOF
+}
+
+# The reader's shell: the fresh venv first on PATH, nothing of this checkout's Python settings.
+in_venv() {
+  (cd "$WORK" && env -u PYTHONPATH -u VIRTUAL_ENV PATH="$VENV/bin:$PATH" "$@")
+}
+
 {
-  # A copy of the tree without .git can name its commit in GPU_CHECK_COMMIT.
   commit=${GPU_CHECK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
   echo "# GPU check: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit"
   [ -n "${GPU_CHECK_REHEARSAL:-}" ] && echo "# REHEARSAL on the CPU: no GPU was used"
   if [ -z "${GPU_CHECK_REHEARSAL:-}" ]; then
     step "GPU" nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
-    step "GPU, full report" nvidia-smi
   fi
   step "host" sh -c "uname -srm; grep -m1 'model name' /proc/cpuinfo; nproc"
-  step "jax" "$PY" -c "import os, sys, jax, jaxlib, numpy
+
+  if [ $# -ge 1 ]; then
+    LINE=$1
+  else
+    [ -f site/index.html ] || step "site" make build
+    PORT=$(.venv/bin/python -c "from examples.processes import free_port; print(free_port())")
+    .venv/bin/python -m http.server "$PORT" --bind 127.0.0.1 --directory site >/dev/null 2>&1 &
+    server=$!
+    sleep 1
+    LINE=$(page_line "http://127.0.0.1:$PORT/")
+  fi
+  echo
+  echo "# the install line, as the reader copies it: $LINE"
+  step "fresh venv" "${PYTHON:-python3}" -m venv "$VENV"
+  step "install" in_venv bash -c "$LINE"
+  step "jax" in_venv python -c "import sys, jax, jaxlib, numpy
 print('python', sys.version.split()[0], '| jax', jax.__version__, '| jaxlib', jaxlib.__version__, '| numpy', numpy.__version__)
-print(jax.default_backend(), jax.devices())
-assert jax.default_backend() == 'gpu' or os.environ.get('GPU_CHECK_REHEARSAL'), 'no GPU'"
-  step "numeric tests" "$PY" -m pytest -q -p no:cacheprovider \
-    tests/test_scoring.py tests/test_settings.py tests/test_counting.py tests/test_practice.py \
-    tests/test_sharding.py
-  step "multi-process test" "$PY" -m pytest -q -p no:cacheprovider tests/test_multiprocess.py
-  step "practice output" "$PY" -m examples
-  step "turnaround table" "$PY" -m examples.recorded "$STEM.json"
-  step "settings sweep" "$PY" -m examples.recorded --sweep "$SWEEP"
-  step "throughput benchmark" "$PY" benchmarks/throughput.py ${THROUGHPUT_ARGS:-}
-  step "settings throughput benchmark" "$PY" benchmarks/settings_throughput.py
+print(jax.default_backend(), jax.devices())"
+  step "verify" in_venv python -m examples verify
+  step "turnaround" in_venv python -m examples turnaround
+  step "sweep" in_venv python -m examples sweep
+  step "turnaround recording" in_venv python -m examples.recorded "$STEM.json"
+  step "settings sweep recording" in_venv python -m examples.recorded --sweep "$SWEEP"
+
+  # The checkout's numeric tests and throughput benchmarks, in the same environment.
+  step "pytest" in_venv python -m pip install --quiet pytest hypothesis
+  step "numeric tests" in_venv env PYTHONPATH="$ROOT" python -m pytest -q -p no:cacheprovider \
+    "$ROOT/tests/test_scoring.py" "$ROOT/tests/test_settings.py" "$ROOT/tests/test_practice.py"
+  step "throughput benchmark" in_venv env PYTHONPATH="$ROOT" python "$ROOT/benchmarks/throughput.py"
   echo
   echo "# done: $([ "$failed" -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
   exit "$failed"

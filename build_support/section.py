@@ -1,12 +1,13 @@
 """The course section this project publishes: its page, the version the page's front matter
 holds, the package the pages run, and the address the site is published at.
 
-pyproject.toml's ``[tool.course]`` names the page (``section-page``); ``version:`` in the page's
-front matter is the one place the version is written (the page header shows it, mike deploys
-it as a folder, the wheel carries it). Everything that needs one of these reads it here:
-hatch_build.py (the wheel's metadata: it loads this file by its path, since hatchling's isolated
-build cannot import the project), hooks/wheel.py (the install line), the Makefile (make
-publish), the tests and the benchmarks. Standard library only.
+pyproject.toml's ``[tool.course]`` names the page (``section-page``) and the wheel's GPU extra
+(``gpu-extra``); ``version:`` in the page's front matter is the one place the version is
+written (the page header shows it, mike deploys it as a folder, the wheel carries it).
+Everything that needs one of these reads it here: hatch_build.py (the wheel's metadata: it
+loads this file by its path, since hatchling's isolated build cannot import the project),
+hooks/wheel.py (the install lines), the Makefile (make publish), the tests and the benchmarks.
+Standard library only.
 
     python -m build_support.section version   # v2026.07.20 (make publish, make print-version)
 """
@@ -58,6 +59,11 @@ def site_url(root: Path = ROOT) -> str:
     if match is None:
         raise ValueError("no 'site_url:' in mkdocs.yml")
     return match[1].rstrip("/") + "/"
+
+
+def gpu_extra(root: Path = ROOT) -> str:
+    """The name of the wheel's extra for NVIDIA GPUs (``cuda12``): ``[tool.course] gpu-extra``."""
+    return tomllib.loads((root / "pyproject.toml").read_text())["tool"]["course"]["gpu-extra"]
 
 
 def version(root: Path = ROOT) -> str:

@@ -32,6 +32,24 @@ def _print_recorded(caption: str, table: str, sentences: list[str]) -> None:
         print(f"- {sentence}")
 
 
+def name_an_unused_gpu() -> None:
+    """Where an NVIDIA GPU is present but JAX computes on the CPU, say so in one line, on stderr
+    (stdout stays what the commands compare and record), with the line that installs the GPU
+    extra."""
+    import jax
+
+    from .about import gpu_install_line
+    from .backend import nvidia_gpus
+
+    gpus = nvidia_gpus()
+    if gpus and jax.default_backend() != "gpu":
+        print(
+            f"An NVIDIA GPU is present ({', '.join(sorted(set(gpus)))}), but JAX runs on the "
+            f"{jax.default_backend()}; for JAX on the GPU, install: {gpu_install_line()}",
+            file=sys.stderr,
+        )
+
+
 def turnaround() -> None:
     from .recorded import compare_with_recorded, latest_recorded
     from .turnaround import measure_turnaround, turnaround_findings, turnaround_markdown
@@ -80,10 +98,13 @@ def main(argv: list[str]) -> int:
         for line in practice_lines():
             print(line)
     elif argv == ["turnaround"]:
+        name_an_unused_gpu()
         turnaround()
     elif argv[:1] == ["verify"]:
+        name_an_unused_gpu()
         return verify(argv[1:])
     elif argv == ["sweep"]:
+        name_an_unused_gpu()
         sweep()
     elif argv == ["--version"]:
         print(about())

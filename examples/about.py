@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import PackageNotFoundError, metadata
 
 DISTRIBUTION = "dl-course-p5-9-1"
@@ -19,3 +20,24 @@ def about() -> str:
     urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or [])
     site = urls.get("Documentation", urls.get("Homepage", "no site in the metadata"))
     return f"{SECTION} · {DISTRIBUTION} {meta['Version']} · {site}"
+
+
+def gpu_install_line() -> str:
+    """The line that installs this version with its NVIDIA GPU extra, as the install box's GPU
+    tab prints it: ``python -m pip install "dl-course-p5-9-1[cuda12] @ <site><wheel>"``. The
+    extra is the one whose requirements add a ``jax[...]`` extra; the wheel lies in the
+    version's folder of the site (the ``Documentation`` URL)."""
+    try:
+        meta = metadata(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "the NVIDIA GPU line of the install box on this section's page"
+    urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or [])
+    extras = [
+        extra
+        for extra in meta.get_all("Provides-Extra") or []
+        for requirement in meta.get_all("Requires-Dist") or []
+        if requirement.startswith("jax[") and f"extra == '{extra}'" in requirement
+    ]
+    wheel = f"{re.sub(r'[-_.]+', '_', DISTRIBUTION)}-{meta['Version']}-py3-none-any.whl"
+    extra = f"[{extras[0]}]" if extras else ""
+    return f'python -m pip install "{DISTRIBUTION}{extra} @ {urls.get("Documentation", "")}{wheel}"'

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,3 +59,19 @@ def cpu_model() -> str:
 def machine_label() -> str:
     """Backend, devices and jax version, plus the CPU that ran the loop and numpy."""
     return f"{backend_report().label()} · CPU: {cpu_model()}, {os.cpu_count()} cores"
+
+
+def nvidia_gpus() -> tuple[str, ...]:
+    """The NVIDIA GPUs ``nvidia-smi -L`` lists (``GPU 0: NVIDIA H100 ... (UUID: ...)``), by
+    name; none where ``nvidia-smi`` is not on ``PATH`` or lists none (no driver, say)."""
+    if shutil.which("nvidia-smi") is None:
+        return ()
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    names = []
+    for line in listed.stdout.splitlines():
+        if line.startswith("GPU ") and ": " in line:
+            names.append(line.split(": ", 1)[1].split(" (UUID")[0].strip())
+    return tuple(names)

@@ -27,8 +27,8 @@ def on_page_content(content, page, config, files):
     links = (
         '<p class="notebook-download">'
         f'<a href="{notebook}" download>Download this notebook ({notebook})</a>, '
-        "then run it top to bottom in Jupyter, in an environment where this version's package "
-        "is installed (the command in its first cell) · "
+        "then run it top to bottom in Jupyter: its first cell installs this version's package "
+        "where it is missing · "
         f'<a href="{source}" download>jupytext source</a></p>'
     )
     heading_end = content.find("</h1>")

@@ -17,6 +17,10 @@ into the wheel's digest: written into ``examples/`` they would change the execut
 source) becomes:
 
 - ``command``: the install line, e.g. ``python -m pip install <site_url><version>/<wheel>``;
+- ``gpu_command``: the same wheel with its NVIDIA GPU extra: ``python -m pip install
+  "<gpu_requirement>"``;
+- ``gpu_requirement``: the requirement it installs, ``dl-course-p5-9-1[cuda12] @ <url>``
+  (``gpu_requirement``);
 - ``url``: the wheel's published address;
 - ``wheel``: the wheel's file name, which is also a link to it from a page in ``docs/``;
 - ``version``: the version, as the section page's front matter and mike's folder name it
@@ -31,6 +35,7 @@ import html
 import json
 import re
 import tempfile
+import tomllib
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -102,9 +107,20 @@ def on_config(config):
     name = wheel_name(project, version)
     url = f"{folder_url}{name}"
     install = dict(version=version, wheel=name, url=url, command=f"python -m pip install {url}")
+    gpu = gpu_requirement(project, url)
+    install.update(gpu_requirement=gpu, gpu_command=f'python -m pip install "{gpu}"')
     global _this_build
     _this_build = ThisBuild(project, version, folder_url, install)
     return config
+
+
+def gpu_requirement(project: Path, url: str) -> str:
+    """The wheel at ``url`` with its extra for NVIDIA GPUs (pyproject.toml's ``[tool.course]
+    gpu-extra``; hatch_build.py pins it to the wheel's own jax version), as a direct reference:
+    ``dl-course-p5-9-1[cuda12] @ <url>``. The install line quotes it for the shell (brackets,
+    spaces)."""
+    name = tomllib.loads((project / "pyproject.toml").read_text())["project"]["name"]
+    return f"{name}[{section.gpu_extra(project)}] @ {url}"
 
 
 def on_files(files, config):

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 from build_support.build_command import CACHE_DIR_ENV
@@ -44,8 +45,9 @@ _SOURCES = [*PROJECT_FILES, *PROJECT_DIRS, "Makefile", "package.json", "package-
 _SOURCES += [".gitignore"]
 
 
-def publish_copy(workdir: Path) -> Path:
-    """Run ``make publish`` in a throw-away git repository holding a copy of the sources.
+def publish_copy(workdir: Path, config_edit: Callable[[str], str] | None = None) -> Path:
+    """Run ``make publish`` in a throw-away git repository holding a copy of the sources, its
+    ``mkdocs.yml`` first passed through ``config_edit`` where one is given.
 
     The real repository's gh-pages branch is never touched. Returns the copy's root.
     """
@@ -64,6 +66,9 @@ def publish_copy(workdir: Path) -> Path:
             shutil.copy2(source, repo / name)  # keeps mtimes: the set-up stamps stay fresh
     for name in (".venv", "node_modules"):  # not .cache: a publish starts from an empty store
         (repo / name).symlink_to(ROOT / name)
+    if config_edit is not None:
+        config = repo / "mkdocs.yml"
+        config.write_text(config_edit(config.read_text()))
     run_in(repo, "git", "init", "-q", "-b", "main")
     run_in(repo, "git", "add", "-A")
     run_in(repo, "git", "commit", "-q", "-m", "sources under test")

@@ -58,11 +58,12 @@ def package_version() -> str:
 
 
 def install_command(soup: BeautifulSoup) -> str:
-    """The install line in a page's install box, as the copy button gives it."""
+    """The CPU install line in a page's install box (its first tab), as the copy button gives
+    it (the GPU line beside it: tests/test_gpu_line.py)."""
     box = soup.select_one("div.install-box")
     assert box is not None, "no install box on the page"
     codes = box.select("pre code")
-    assert len(codes) == 1, f"the install box holds {len(codes)} code blocks, not one"
+    assert len(codes) == 2, f"the install box holds {len(codes)} code blocks, not two (CPU, GPU)"
     return codes[0].get_text().strip()
 
 

@@ -79,7 +79,7 @@ def read_version(browser, base: str, folder: str, scheme: str, shots: str | None
     notice = page.locator('[data-md-component="outdated"]')
     if folder == OLD_VERSION:
         notice.wait_for(state="visible", timeout=10_000)
-    command = page.locator("div.install-box pre code").inner_text().strip()
+    command = page.locator("div.install-box pre code").first.inner_text().strip()  # the CPU tab
     seen = {
         "selector": selector.inner_text().strip(),
         "command": command,

@@ -179,5 +179,6 @@ def test_every_install_line_on_the_site_is_the_same(built_site):
     for name in ["", SECTION_PAGE, "notebooks/p5-9-1-practice-in-jax"]:
         codes = [code.get_text().strip() for code in page(built_site, name).select("code")]
         lines += [code for code in codes if code.startswith("python -m pip install ")]
-    assert len(lines) == 3, lines  # the two boxes and the notebook's first cell
-    assert len(set(lines)) == 1, lines
+    # The two boxes (CPU and GPU tabs) and the notebook's first text cell (both lines too).
+    assert len(lines) == 6, lines
+    assert len(set(lines)) == 2, lines

@@ -21,8 +21,53 @@
 # first in a loop, then with one more `vmap`, over the settings. Run the cells in order: each
 # one uses the names the cells above it defined.
 #
-# Install this version's package first, in a terminal (no cell here installs anything), in the
-# environment your Jupyter kernel runs: `{{ install.command }}`
+# The first code cell sets up what the others need. Where this version's package is missing, as
+# in a fresh Colab runtime, it installs it from the site, as this line does in a terminal:
+# `{{ install.command }}`, and where an NVIDIA GPU is present, with the GPU extra:
+# `{{ install.gpu_command }}`. Where the package is installed, it only says where JAX runs.
+
+# %%
+# Set-up: installs this version's package where it is missing, then says where JAX runs.
+import importlib.metadata
+import shutil
+import subprocess
+import sys
+
+PACKAGE = "{{ install.url }}"  # this version's wheel, on the site
+GPU_PACKAGE = "{{ install.gpu_requirement }}"  # the same, with JAX's CUDA plugin
+
+
+def nvidia_gpu_present():
+    if shutil.which("nvidia-smi") is None:
+        return False
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    return any(line.startswith("GPU ") for line in listed.splitlines())
+
+
+try:
+    importlib.metadata.version("dl-course-p5-9-1")
+    missing = False
+except importlib.metadata.PackageNotFoundError:
+    missing = True
+
+if missing:  # the GPU extra where an NVIDIA GPU is present
+    package = GPU_PACKAGE if nvidia_gpu_present() else PACKAGE
+    imported = {
+        name: sys.modules[name].__version__ for name in ("jax", "numpy") if name in sys.modules
+    }
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
+    stale = [
+        name for name, version in imported.items() if importlib.metadata.version(name) != version
+    ]
+    if stale:  # never run on a mix of two versions
+        raise RuntimeError(
+            f"This runtime had already imported {' and '.join(stale)} at another version. Restart "
+            "it (in Colab: Runtime > Restart session), then run this notebook again from the top."
+        )
+
+import jax
+
+print("JAX runs on:", jax.default_backend(), jax.devices())
 
 # %%
 import jax

@@ -1,0 +1,121 @@
+"""Open in Colab (hooks/colab.py): where ``repo_url`` names a GitHub repository, the notebook
+page and the section page's install box link to Colab's GitHub route for the ``.ipynb`` that
+mike deployed for this version on gh-pages; elsewhere no link, and one INFO line says why.
+
+The deploy test runs ``make publish`` in a throw-away repository whose ``mkdocs.yml`` names a
+GitHub ``repo_url``, and follows every Colab link into that repository's gh-pages branch."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+
+from testkit.author import extract_branch, publish_copy, section_version
+from testkit.hooks import load_hook
+from testkit.project import SECTION_PAGE
+from testkit.site import page
+
+colab = load_hook("colab")
+
+REPOSITORY = "course-owner/course-repo"
+COLAB = "https://colab.research.google.com/github/"
+NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"
+
+
+def test_only_a_github_repo_url_names_a_repository():
+    assert colab.github_repository("https://github.com/o/r") == "o/r"
+    assert colab.github_repository("https://github.com/o/r.git") == "o/r"
+    assert colab.github_repository("https://github.com/o-1/r.name/") == "o-1/r.name"
+    for elsewhere in (None, "", "https://gitlab.com/o/r", "https://github.com/o", "file:///r"):
+        assert colab.github_repository(elsewhere) is None, elsewhere
+
+
+def test_the_link_goes_at_the_end_of_the_install_box_and_nowhere_else():
+    markdown = '# T\n\n!!! tip install-box "Box"\n    One.\n\n    Two.\n\nAfter the box.\n'
+    added = colab.with_box_links(markdown, ["[Colab](u)"])
+    assert added == (
+        '# T\n\n!!! tip install-box "Box"\n    One.\n\n    Two.\n\n    [Colab](u)\n\n'
+        "After the box.\n"
+    )
+    assert colab.with_box_links("# No box\n", ["x"]) == "# No box\n"
+
+
+def test_without_repo_url_no_link_is_shown_and_the_build_says_why_once(built_site, build_log):
+    why = [line for line in build_log.splitlines() if "colab: no 'Open in Colab' links" in line]
+    assert len(why) == 1, why
+    assert why[0].startswith("INFO") and "repo_url in mkdocs.yml is not set" in why[0]
+    for html in built_site.rglob("*.html"):
+        assert "colab.research.google.com" not in html.read_text(), html
+
+
+def with_github_repo_url(config: str) -> str:
+    assert "\nrepo_url:" not in config
+    return config.replace("\nsite_url:", f"\nrepo_url: https://github.com/{REPOSITORY}\nsite_url:")
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory) -> Path:
+    """The gh-pages tree that ``make publish`` deployed this version to, with repo_url set, in
+    a throw-away repository (mike's ``latest`` alias is a symbolic link there)."""
+    workdir = tmp_path_factory.mktemp("colab")
+    repo = publish_copy(workdir, with_github_repo_url)
+    extract_branch(repo, "gh-pages", workdir / "gh-pages")
+    return workdir / "gh-pages"
+
+
+def colab_links(tree: Path, page_path: str) -> list[str]:
+    html = (tree / page_path / "index.html").read_text()
+    return [
+        a["href"]
+        for a in BeautifulSoup(html, "html.parser").select("a[href]")
+        if a["href"].startswith(COLAB)
+    ]
+
+
+def test_every_colab_link_opens_an_ipynb_that_mike_deployed_for_this_version(deployed):
+    version = section_version()
+    pages = [
+        f"{folder}/{name}/" for folder in (version, "latest") for name in (NOTEBOOK, SECTION_PAGE)
+    ]
+    for page_path in pages:
+        links = colab_links(deployed, page_path)
+        assert len(links) == 1, (page_path, links)  # one notebook: one link per page
+        route = urlsplit(links[0]).path.removeprefix("/github/")
+        owner_repo, _, rest = route.partition("/blob/gh-pages/")
+        assert owner_repo == REPOSITORY, links[0]
+        # Version-exact: the latest alias links to the version's own folder.
+        assert rest == f"{version}/{NOTEBOOK}/{NOTEBOOK.rsplit('/', 1)[1]}.ipynb", links[0]
+        deployed_notebook = deployed / rest
+        assert deployed_notebook.is_file() and not deployed_notebook.is_symlink(), rest
+        notebook = nbformat.read(deployed_notebook, as_version=4)
+        first_code = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
+        assert re.search(rf'"https://\S+/{version}/dl_course_p5_9_1-\S+\.whl"', first_code)
+
+
+def test_the_section_pages_link_sits_in_its_install_box(deployed):
+    html = (deployed / section_version() / SECTION_PAGE / "index.html").read_text()
+    box = BeautifulSoup(html, "html.parser").select_one("div.install-box")
+    assert any(a["href"].startswith(COLAB) for a in box.select("a[href]"))
+
+
+def test_the_notebook_page_shows_the_link_beside_its_downloads(deployed, built_site):
+    html = (deployed / section_version() / NOTEBOOK / "index.html").read_text()
+    soup = BeautifulSoup(html, "html.parser")
+    download = soup.select_one("p.notebook-download")
+    link = download.find_next_sibling("p")
+    assert "colab-link" in link["class"] and link.a["href"].startswith(COLAB)
+    assert page(built_site, NOTEBOOK).select_one("p.colab-link") is None  # repo_url unset
+
+
+def test_the_repository_link_fetches_nothing_from_github(deployed):
+    """repo_url also puts the repository in Material's header; its source component would
+    fetch stars and forks from api.github.com (overrides/partials/source.html drops it)."""
+    html = (deployed / section_version() / SECTION_PAGE / "index.html").read_text()
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.select("a.md-source[href='https://github.com/" + REPOSITORY + "']")
+    assert soup.select('[data-md-component="source"]') == []

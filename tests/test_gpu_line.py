@@ -1,0 +1,153 @@
+"""The install box's NVIDIA GPU line: the served wheel with its ``cuda12`` extra, which
+hatch_build.py pins to the very jax version the wheel pins (one home: pyproject.toml's
+dependencies), shown beside the CPU line in content tabs, and resolving, exactly as printed, to
+JAX's CUDA plugin at that jax version for Linux x86_64 and CPython 3.11."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+
+from build_support import section
+from build_support.publishing.wheel_build import WHEEL_SOURCES
+from testkit.project import ROOT, SECTION_PAGE
+from testkit.serving import serve
+from testkit.site import INSTALL, page, served_wheel
+
+UV = str(Path(sys.executable).with_name("uv"))
+EXTRA = section.gpu_extra()
+
+
+def requires(wheel: Path) -> list[Requirement]:
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        meta = Parser().parsestr(archive.read(name).decode())
+    return [Requirement(entry) for entry in meta.get_all("Requires-Dist")]
+
+
+def pinned_jax(requirements: list[Requirement]) -> str:
+    [jax] = [r for r in requirements if r.name == "jax" and not r.extras]
+    return str(jax.specifier).removeprefix("==")
+
+
+def gpu_requirement(requirements: list[Requirement]) -> Requirement:
+    [gpu] = [r for r in requirements if r.name == "jax" and r.extras]
+    return gpu
+
+
+def test_the_wheels_gpu_extra_pins_jax_cuda_to_the_wheels_own_jax_on_linux(built_site):
+    requirements = requires(served_wheel(built_site))
+    gpu = gpu_requirement(requirements)
+    assert gpu.extras == {EXTRA} and str(gpu.specifier) == f"=={pinned_jax(requirements)}"
+    linux = {"sys_platform": "linux", "extra": EXTRA}
+    assert gpu.marker.evaluate(linux)
+    assert not gpu.marker.evaluate({**linux, "sys_platform": "darwin"})
+    assert not gpu.marker.evaluate({**linux, "extra": ""})  # never without the extra
+    charts = [r for r in requirements if r.name == "matplotlib"]
+    assert charts and charts[0].marker == Marker('extra == "charts"')
+
+
+def test_the_gpu_extra_follows_the_jax_pin_it_has_no_copy_of_its_own(tmp_path):
+    """A wheel built from a copy whose dependencies pin another jax pins that one for CUDA."""
+    for name in (*WHEEL_SOURCES, "mkdocs.yml", section.page_path()):
+        source, target = ROOT / name, tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, target)
+    pyproject = tmp_path / "pyproject.toml"
+    text = pyproject.read_text()
+    pinned = re.sub(r'"jax==[^"]+"', '"jax==0.9.8"', text)
+    assert pinned.count('"jax==0.9.8"') == 1
+    pyproject.write_text(pinned)
+    built = subprocess.run(
+        [UV, "build", "--wheel", "--out-dir", str(tmp_path / "dist"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr
+    [wheel] = (tmp_path / "dist").glob("*.whl")
+    requirements = requires(wheel)
+    assert pinned_jax(requirements) == "0.9.8"
+    assert str(gpu_requirement(requirements).specifier) == "==0.9.8"
+
+
+def box_lines(site: Path, name: str) -> dict[str, str]:
+    """The install box's content tabs on page ``name``: label -> the line its copy button gives."""
+    box = page(site, name).select_one("div.install-box")
+    labels = [label.get_text(" ", strip=True) for label in box.select(".tabbed-labels label")]
+    codes = [code.get_text().strip() for code in box.select(".tabbed-block pre code")]
+    assert len(labels) == len(codes), (labels, codes)
+    return dict(zip(labels, codes, strict=True))
+
+
+def test_each_install_box_shows_the_cpu_line_and_the_gpu_line_side_by_side(built_site):
+    for name in ("", SECTION_PAGE):
+        lines = box_lines(built_site, name)
+        assert list(lines) == ["CPU", "NVIDIA GPU (Linux, CUDA 12)"], (name, lines)
+        cpu, gpu = lines.values()
+        url = cpu.removeprefix(INSTALL)
+        assert cpu.startswith(INSTALL) and url.endswith(".whl") and " " not in url
+        assert gpu == f'{INSTALL}"dl-course-p5-9-1[{EXTRA}] @ {url}"'
+
+
+def resolved(requirement: str) -> dict[str, str]:
+    """``requirement`` resolved by uv for Linux x86_64 (manylinux 2.28) and CPython 3.11:
+    each package's version. Nothing is downloaded but metadata and the served wheel."""
+    target = ["--python-platform", "x86_64-manylinux_2_28", "--python-version", "3.11"]
+    run = subprocess.run(
+        [UV, "pip", "compile", "-", *target, "--no-header", "--no-annotate", "--quiet"],
+        input=requirement,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    pins = [line.split("==") for line in run.stdout.splitlines() if "==" in line]
+    return {name: version for name, version in pins}
+
+
+@pytest.fixture(scope="module")
+def served(built_site):
+    with serve(built_site) as base:
+        yield base
+
+
+def local(requirement: str, base: str) -> str:
+    """The requirement with the wheel's host swapped for the local server's (path kept)."""
+    head, url = requirement.rsplit(" ", 1) if " @ " in requirement else ("", requirement)
+    parts = urlsplit(url)
+    swapped = urlunsplit((*urlsplit(base)[:2], Path(parts.path).name, "", ""))
+    return f"{head} {swapped}".strip()
+
+
+def test_the_gpu_line_as_printed_resolves_jax_with_its_cuda_plugin_at_one_version(
+    built_site, served
+):
+    lines = box_lines(built_site, SECTION_PAGE)
+    cpu, gpu = lines.values()
+    # The line as a shell reads it: python -m pip install, then one requirement.
+    words = shlex.split(gpu)
+    assert words[:4] == ["python", "-m", "pip", "install"] and len(words) == 5, words
+    gpu_pins = resolved(local(words[4], served))
+    jax = pinned_jax(requires(served_wheel(built_site)))
+    assert gpu_pins["jax"] == jax
+    assert gpu_pins["jax-cuda12-plugin"] == jax, gpu_pins
+    assert gpu_pins["jax-cuda12-pjrt"] == jax, gpu_pins
+    assert gpu_pins["jaxlib"] == jax
+    # The CPU line, the same way: no CUDA plugin.
+    cpu_pins = resolved(local(shlex.split(cpu)[4], served))
+    assert cpu_pins["jax"] == jax and "jax-cuda12-plugin" not in cpu_pins, cpu_pins
