@@ -66,10 +66,11 @@ def test_a_link_to_a_line_of_the_jax_tab_opens_the_jax_tab(browser, built_site):
             }}"""
         )
         checked_label = tab.evaluate(
-            """() => {
-              const input = document.querySelector('.tabbed-set > input:checked');
-              return document.querySelector(`label[for="${input.id}"]`).textContent;
-            }"""
+            f"""() => {{
+              const tabs = document.getElementById('{target}').closest('.tabbed-set');
+              const input = tabs.querySelector(':scope > input:checked');
+              return document.querySelector(`label[for="${{input.id}}"]`).textContent;
+            }}"""
         )
         context.close()
     assert "JAX" in checked_label
