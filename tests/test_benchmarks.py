@@ -95,3 +95,21 @@ def test_code_shape_counts_lines_of_modules_functions_and_classes(tmp_path):
     assert f"    71  {module}:1 long" in lines
     assert f"     2  {module}:74 Small" in lines
     assert lines[-1] == "modules over 250 lines: 0; functions over 60 lines: 1 (missed)"
+
+
+def test_main_thread_script_maps_the_bundle_and_counts_passes_beside_the_stock_page(built_site):
+    out = run_benchmark("main_thread.py", "--runs", "1", "--site", str(built_site))
+    for line in ("elements restyled, all passes", "per phase", "style and layout passes forced"):
+        assert line in out
+    # Material's bundle read through its source map: its own modules are named
+    assert "components/palette/index.ts" in out and "rxjs (library)" in out
+    restyled = next(line for line in out.splitlines() if line.startswith("elements restyled"))
+    section, stock = (int(figure) for figure in restyled.split()[4:6])
+    assert section > stock > 0
+
+
+def test_lighthouse_script_judges_the_gzip_deploy_beside_a_stock_reference():
+    text = (ROOT / "benchmarks" / "lighthouse.py").read_text()
+    assert "REFERENCE_MIN = 98" in text and '"tbt": SECTION_TBT_MS' in text
+    usage = run_benchmark("lighthouse.py", "--help")
+    assert "--plain" in usage and "--attempts" in usage and "--gzip" not in usage
