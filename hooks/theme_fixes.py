@@ -4,15 +4,14 @@
 - Each checklist checkbox is named by its item's text (axe: label).
 - Notebook code cells that scroll sideways can be reached by keyboard (axe:
   scrollable-region-focusable); Material does this for its own code blocks, not for notebooks.
-- Two whole-document style recalculations that Material's bundle caused on the section page's
-  load (2,700 elements each; benchmarks/main_thread.py) are not caused: what the bundle changes
-  on ``<html>`` and ``<body>`` at the end of the page is there from the start. The head sets the
-  classes and attribute that the bundle and its focus-visible polyfill add to ``<html>`` (``js
-  js-focus-visible``, ``data-js-focus-visible``), and ``<body>`` starts with the
-  ``data-md-color-switching`` attribute the palette sets while it mounts. (The palette's
-  ``color-scheme`` meta still restyles every element twice, and removing its switching
-  attribute once more: Chromium restyles the document on any change to that meta, even one
-  that leaves the scheme as it was.)
+- One of the five whole-document style recalculations that Material's bundle caused on the
+  section page's load (2,700 elements each; benchmarks/main_thread.py) is not caused: the head
+  sets on ``<html>`` what the bundle and its focus-visible polyfill add there at the end of the
+  body (``js js-focus-visible``, ``data-js-focus-visible``), so the bundle changes nothing. (Of
+  the others, the first styles the page; the palette's ``color-scheme`` meta restyles every
+  element twice, as Chromium does on any change to that meta, even to the same scheme, and a
+  meta of the site's own ahead of it did not stop that; removing its switching attribute
+  restyles once more.)
 - The 404 page's ``base`` gets its trailing slash: without it the browser resolves
   ``sitemap.xml``, ``search/search_index.json`` and ``../versions.json`` one folder too high.
 """
@@ -36,7 +35,6 @@ _SET_IN_HEAD = (
     "<script>document.documentElement.className = 'js js-focus-visible';"
     "document.documentElement.setAttribute('data-js-focus-visible', '')</script>"
 )
-_BODY = re.compile(r"<body [^>]*data-md-color-scheme=[^>]*>")
 
 
 def _name_checkbox(match: re.Match[str]) -> str:
@@ -57,14 +55,9 @@ def on_page_content(html_content, page, config, files):
 
 
 def _styled_once(output: str) -> str:
-    """What the bundle sets on ``<html>`` and ``<body>``, there before the page is styled."""
+    """What the bundle sets on ``<html>``, there before the page is styled."""
     head_start = output.index("<head>") + len("<head>")
-    output = output[:head_start] + _SET_IN_HEAD + output[head_start:]
-    body = _BODY.search(output)
-    if body is None:
-        raise ValueError("theme_fixes: Material's <body> markup changed; update the hook")
-    start = body.start() + len("<body")
-    return output[:start] + " data-md-color-switching" + output[start:]
+    return output[:head_start] + _SET_IN_HEAD + output[head_start:]
 
 
 def on_post_page(output, page, config):

@@ -1,7 +1,7 @@
 """What keeps the section page light to load on a phone (issue 22; benchmarks/main_thread.py
 and benchmarks/lighthouse.py measure it): the page starts with what Material's bundle would
-change on ``<html>`` and ``<body>`` (each change restyled the whole page), and its charts carry
-no group that only costs."""
+change on ``<html>`` (the change restyled the whole page), and its charts carry no group that
+only costs."""
 
 from __future__ import annotations
 
@@ -9,16 +9,15 @@ from testkit.project import SECTION_PAGE
 from testkit.serving import serve
 from testkit.site import page
 
-# What the bundle does to <html> and <body> when it runs (hooks/theme_fixes.py sets it first).
+# What the bundle does to <html> when it runs (hooks/theme_fixes.py sets it first).
 BUNDLE_CHANGES = (
     'document.documentElement.classList.add("js")',
     'document.documentElement.classList.add("js-focus-visible")',
     'document.documentElement.setAttribute("data-js-focus-visible","")',
-    'document.body.setAttribute("data-md-color-switching","")',
 )
 
 
-def test_the_page_starts_as_the_bundle_would_leave_html_and_body(built_site):
+def test_the_page_starts_as_the_bundle_would_leave_html(built_site):
     bundle = next((built_site / "assets" / "javascripts").glob("bundle.*.min.js")).read_text()
     for change in BUNDLE_CHANGES:  # Material still does this: else theme_fixes has no object
         assert change in bundle, change
@@ -26,7 +25,6 @@ def test_the_page_starts_as_the_bundle_would_leave_html_and_body(built_site):
     first_script = section.head.find("script").get_text()
     assert "className = 'js js-focus-visible'" in first_script
     assert "setAttribute('data-js-focus-visible', '')" in first_script
-    assert section.body.has_attr("data-md-color-switching")
 
 
 def test_loading_the_page_changes_no_attribute_of_html(browser, built_site):
