@@ -4,14 +4,6 @@
 - Each checklist checkbox is named by its item's text (axe: label).
 - Notebook code cells that scroll sideways can be reached by keyboard (axe:
   scrollable-region-focusable); Material does this for its own code blocks, not for notebooks.
-- One of the five whole-document style recalculations that Material's bundle caused on the
-  section page's load (2,700 elements each; benchmarks/main_thread.py) is not caused: the head
-  sets on ``<html>`` what the bundle and its focus-visible polyfill add there at the end of the
-  body (``js js-focus-visible``, ``data-js-focus-visible``), so the bundle changes nothing. (Of
-  the others, the first styles the page; the palette's ``color-scheme`` meta restyles every
-  element twice, as Chromium does on any change to that meta, even to the same scheme, and a
-  meta of the site's own ahead of it did not stop that; removing its switching attribute
-  restyles once more.)
 - The 404 page's ``base`` gets its trailing slash: without it the browser resolves
   ``sitemap.xml``, ``search/search_index.json`` and ``../versions.json`` one folder too high.
 """
@@ -31,10 +23,6 @@ _TASK = re.compile(
 _TAG = re.compile(r"<[^>]+>")
 _NOTEBOOK_CODE = re.compile(r'<div class="(highlight-ipynb[^"]*)"')
 _BASE_WITHOUT_SLASH = re.compile(r'("base": "[^"]*[^/"])"')
-_SET_IN_HEAD = (
-    "<script>document.documentElement.className = 'js js-focus-visible';"
-    "document.documentElement.setAttribute('data-js-focus-visible', '')</script>"
-)
 
 
 def _name_checkbox(match: re.Match[str]) -> str:
@@ -54,14 +42,8 @@ def on_page_content(html_content, page, config, files):
     return _TASK.sub(_name_checkbox, html_content)
 
 
-def _styled_once(output: str) -> str:
-    """What the bundle sets on ``<html>``, there before the page is styled."""
-    head_start = output.index("<head>") + len("<head>")
-    return output[:head_start] + _SET_IN_HEAD + output[head_start:]
-
-
 def on_post_page(output, page, config):
-    return _styled_once(_name_search_dialog(output))
+    return _name_search_dialog(output)
 
 
 def on_post_template(output_content, template_name, config):
