@@ -110,3 +110,21 @@ def test_the_course_scale_benchmark_generates_pages_that_call_the_package():
     calls = sum(any(name in block for name in counting) for block in course_scale.BLOCKS)
     assert calls == course_scale.USES_COUNTING == 2  # a quarter of the blocks
     assert "usage:" in run_benchmark("parallel_blocks.py", "--help")
+
+
+def test_main_thread_script_maps_the_bundle_and_counts_passes_beside_the_stock_page(built_site):
+    out = run_benchmark("main_thread.py", "--runs", "1", "--site", str(built_site))
+    for line in ("elements restyled, all passes", "per phase", "style and layout passes forced"):
+        assert line in out
+    # Material's bundle read through its source map: its own modules are named
+    assert "components/palette/index.ts" in out and "rxjs (library)" in out
+    restyled = next(line for line in out.splitlines() if line.startswith("elements restyled"))
+    section, stock = (int(figure) for figure in restyled.split()[4:6])
+    assert section > stock > 0
+
+
+def test_lighthouse_script_judges_the_gzip_deploy_beside_a_stock_reference():
+    text = (ROOT / "benchmarks" / "lighthouse.py").read_text()
+    assert "REFERENCE_MIN = 98" in text and '"tbt": SECTION_TBT_MS' in text
+    usage = run_benchmark("lighthouse.py", "--help")
+    assert "--plain" in usage and "--attempts" in usage and "--gzip" not in usage

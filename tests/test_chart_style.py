@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
+from collections import Counter
 
 import pytest
 
 pytest.importorskip("matplotlib")
 
+from examples import chart_style as chart_style_module
 from examples.chart_style import chart_style, inline_svg
 
 _ID = re.compile(r' id="([^"]+)"')
@@ -39,3 +42,22 @@ def test_same_chart_same_svg_and_no_rdf_metadata():
     svg = _chart([1, 2, 3], "first")
     assert svg == _chart([1, 2, 3], "first")  # stable: two builds write the same page
     assert "<metadata" not in svg and "rdf:" not in svg and "xmlns:dc" not in svg
+
+
+def _drawn(svg: str) -> Counter:
+    """Every element of ``svg`` but its groups, by tag and attributes."""
+    return Counter(
+        (element.tag, tuple(sorted(element.attrib.items())))
+        for element in ET.fromstring(svg).iter()
+        if not element.tag.endswith("}g")
+    )
+
+
+def test_charts_carry_no_bare_group_and_lose_nothing_drawn(monkeypatch):
+    svg = _chart([1, 2, 3], "first")
+    groups = [e for e in ET.fromstring(svg).iter() if e.tag.endswith("}g")]
+    assert all(group.attrib for group in groups)  # a group without attributes only costs
+    monkeypatch.setattr(chart_style_module, "_without_bare_groups", lambda svg: svg)
+    as_drawn = _chart([1, 2, 3], "first")
+    assert len(ET.fromstring(as_drawn).findall(".//{http://www.w3.org/2000/svg}g")) > len(groups)
+    assert _drawn(svg) == _drawn(as_drawn)

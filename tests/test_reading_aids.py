@@ -6,8 +6,11 @@ import json
 import re
 
 from testkit.author import section_version
+from testkit.hooks import load_hook
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.site import page, site_prefix
+
+first_marks_per_section = load_hook("glossary_marks").first_marks_per_section
 
 ABBREVIATIONS = ROOT / "docs" / "includes" / "abbreviations.md"
 _ABBREVIATION = re.compile(r"^\*\[(?P<term>[^\]]+)\]: (?P<text>.+)$", re.MULTILINE)
@@ -84,3 +87,48 @@ def test_glossary_lists_its_sources_like_the_section_does(built_site):
         assert re.search(r"checked on \d{4}-\d{2}-\d{2}", text), text
         assert source.find("em"), text  # the title (a living document's date is "checked on")
         assert source.find("a", href=re.compile(r"^https://")), text
+
+
+def _sections(article) -> list[list]:
+    """The article's elements, cut at each h2 (the part before the first h2 is one too)."""
+    sections: list[list] = [[]]
+    for element in article.find_all(recursive=False):
+        if element.name == "h2":
+            sections.append([])
+        sections[-1].append(element)
+    return sections
+
+
+def test_each_term_is_marked_once_in_each_section(built_site):
+    article = page(built_site, SECTION_PAGE).select_one("article")
+    marked_sections = 0
+    for section in _sections(article):
+        marks = [
+            abbr.get_text().lower()
+            for element in section
+            if element.name not in ("h1", "h2", "h3", "h4")
+            for abbr in element("abbr")
+        ]
+        assert len(marks) == len(set(marks)), f"a term marked twice in one section: {marks}"
+        marked_sections += bool(marks)
+    assert marked_sections >= 5  # the terms are marked through the page, not only at its top
+
+
+def test_the_first_use_in_a_section_keeps_the_mark():
+    batch = '<abbr title="A group of samples.">batch</abbr>'
+    html = (
+        f"<p>A {batch} and a {batch}.</p><h2 id='a'>Two {batch}es</h2>"
+        f"<h2 id='b'>On {batch}</h2><p>The {batch.replace('batch', 'Batch')} and the {batch}.</p>"
+    )
+    thinned = first_marks_per_section(html)
+    assert thinned == (
+        f"<p>A {batch} and a batch.</p><h2 id='a'>Two {batch}es</h2>"
+        f"<h2 id='b'>On {batch}</h2><p>The {batch.replace('batch', 'Batch')} and the batch.</p>"
+    )
+
+
+def test_permalinks_are_named_without_a_tooltip(built_site):
+    links = page(built_site, SECTION_PAGE).select("article a.headerlink")
+    assert links
+    assert all(link.get("aria-label") == "Permanent link" for link in links)
+    assert not any(link.has_attr("title") for link in links)
