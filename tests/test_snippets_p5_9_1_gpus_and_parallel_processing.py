@@ -46,7 +46,8 @@ def test_practice_snippet_prints_the_manuscript_output(name, tmp_path):
 
 
 def tabs(site) -> dict[str, BeautifulSoup]:
-    tab_set = page(site).select_one("div.tabbed-set")
+    # the practice's tabs: the first set that holds executed blocks (the install box's come first)
+    tab_set = page(site).select_one("div.tabbed-set:has(div.exec-block)")
     labels = [label.get_text() for label in tab_set.select("div.tabbed-labels > label")]
     return dict(zip(labels, tab_set.select("div.tabbed-content > div.tabbed-block"), strict=True))
 
