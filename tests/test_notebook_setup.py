@@ -138,10 +138,14 @@ def run_first_cell(python: Path, source: str, cwd: Path, before: str = "", **env
     )
 
 
-def test_with_the_package_present_the_cell_installs_nothing(fresh_venv, local_notebook, tmp_path):
+def test_with_the_package_present_the_cell_installs_nothing(
+    fresh_venv, local_notebook, built_site, tmp_path
+):
     notebook, _ = local_notebook
-    if installed(fresh_venv) is None:
-        pytest.skip("runs after the notebook test has installed the package")
+    if installed(fresh_venv) is None:  # run alone: the served wheel, as the notebook test installs
+        wheel = next(built_site.glob("*.whl"))
+        run([UV, "pip", "install", "--quiet", "--python", fresh_venv, wheel], env=reader_env())
+    assert installed(fresh_venv) == str(Version(section.version()))
     # The wheel's address made unreachable: the cell must not even try it.
     source = first_cell(notebook).replace("http://127.0.0.1", "http://127.0.0.1:9/unreachable")
     result = run_first_cell(fresh_venv, source, tmp_path)
