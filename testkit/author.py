@@ -85,4 +85,7 @@ def extract_branch(repo: Path, branch: str, destination: Path) -> None:
     )
     destination.mkdir(parents=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(destination, filter="data")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(destination, filter="data")
+        else:  # Python before 3.11.4 (Debian 12's 3.11.2): no filters; the archive is our own
+            tar.extractall(destination)
