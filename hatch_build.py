@@ -50,7 +50,7 @@ def optional_dependencies(dependencies: list[str], gpu_extra: str) -> dict[str, 
     name, pinned to the very jax version of ``dependencies``, so that the GPU line installs the
     jax the pages were built with, plus its CUDA plugin. jax publishes CUDA wheels for Linux only.
     """
-    jax = [Requirement(entry) for entry in dependencies if Requirement(entry).name == "jax"]
+    jax = [req for req in map(Requirement, dependencies) if req.name == "jax"]
     if len(jax) != 1 or not str(jax[0].specifier).startswith("=="):
         raise ValueError(f"pyproject.toml: the dependencies must pin jax once (==), not {jax}")
     gpu = f"jax[{gpu_extra}]{jax[0].specifier}; sys_platform == 'linux'"

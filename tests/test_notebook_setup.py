@@ -27,7 +27,7 @@ from packaging.version import Version
 from build_support import section
 from testkit.project import ROOT
 from testkit.serving import serve
-from testkit.site import page
+from testkit.site import page, served_wheel
 
 NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"
 UV = str(Path(sys.executable).with_name("uv"))
@@ -143,7 +143,7 @@ def test_with_the_package_present_the_cell_installs_nothing(
 ):
     notebook, _ = local_notebook
     if installed(fresh_venv) is None:  # run alone: the served wheel, as the notebook test installs
-        wheel = next(built_site.glob("*.whl"))
+        wheel = served_wheel(built_site)
         run([UV, "pip", "install", "--quiet", "--python", fresh_venv, wheel], env=reader_env())
     assert installed(fresh_venv) == str(Version(section.version()))
     # The wheel's address made unreachable: the cell must not even try it.

@@ -68,9 +68,8 @@ class Module:
                 module.bound.add(node.name)
             for target in targets_of(node):
                 module.bound.add(target)
-        for node in ast.walk(tree):
-            for bound, alias in package.bindings(node, module):
-                module.aliases.setdefault(bound, []).append(alias)
+        for bound, alias in _imports(package, tree, module):
+            module.aliases.setdefault(bound, []).append(alias)
         module.bound |= set(module.aliases)
         return module
 
@@ -129,10 +128,9 @@ class Package:
             raise Unsure(f"the code does not parse ({error})") from error
         steps = Steps(self)
         block = Module("<code>", "<code>", code, {}, {}, set(), tree)
-        for node in ast.walk(tree):
-            for bound, alias in self.bindings(node, block):
-                block.aliases.setdefault(bound, []).append(alias)
-                steps.execute(alias.module)
+        for bound, alias in _imports(self, tree, block):
+            block.aliases.setdefault(bound, []).append(alias)
+            steps.execute(alias.module)
         steps.visit_code(tree, block)
         reached: dict[str, set[str]] = {}
         seen, todo = set(steps.found), list(steps.found)
