@@ -4,8 +4,20 @@ heavy blocks below the fold are skipped until a reader nears them, yet print who
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import material
+import tinycss2
+from bs4 import BeautifulSoup
+
+from testkit.hooks import load_hook
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.site import page
+
+without_unstyled_spans = load_hook("code_spans").without_unstyled_spans
+_tab_rules = load_hook("tab_rules")
+tab_selector_position, trimmed = _tab_rules.tab_selector_position, _tab_rules.trimmed
 
 STYLESHEET = ROOT / "docs" / "assets" / "stylesheets" / "course.css"
 
@@ -35,3 +47,100 @@ def test_blocks_skipped_below_the_fold_are_the_page_s_heavy_ones_and_print(built
     assert section.select("table")  # Material wraps each in .md-typeset__scrollwrap
     assert "content-visibility: visible" in printed
     assert "pre > code" not in screen.split("content-visibility: auto")[0].rsplit("*/", 1)[-1]
+
+
+# ---------------------------------------------------------------- code listings (hooks/code_spans.py)
+
+MATERIAL_CSS = sorted(
+    Path(material.__file__).parent.joinpath("templates", "assets", "stylesheets").glob("main.*.min.css")
+)[0]
+
+
+def test_name_and_whitespace_spans_are_left_out_of_code_and_only_there():
+    html = (
+        '<pre><code><span class="kn">import</span><span class="w"> </span>'
+        '<span class="nn">numpy</span>\n<span class="n">x</span> <span class="o">=</span> '
+        '<span class="n">np</span><span class="o">.</span><span class="n">ones</span></code></pre>'
+        '<div class="highlight-ipynb"><pre><span class="n">cell</span></pre></div>'
+    )
+    trimmed = without_unstyled_spans(html)
+    code = BeautifulSoup(trimmed, "html.parser").code
+    assert code.get_text() == BeautifulSoup(html, "html.parser").code.get_text()
+    assert not code.select("span.n, span.w")
+    assert [s["class"] for s in code.select("span")] == [["kn"], ["nn"], ["o"], ["o"]]
+    assert '<span class="n">cell</span>' in trimmed  # a notebook cell keeps nbconvert's spans
+
+
+def test_the_spans_left_out_draw_nothing_in_material_s_stylesheet():
+    """Names are painted in the listing's own colour and whitespace has no rule of its own: if
+    a Material release styles either, the spans must come back (this fails, naming it)."""
+    css = MATERIAL_CSS.read_text()
+    declared = dict(re.findall(r"(--md-code-hl-name-color):([^;}]+)", css))
+    assert declared == {"--md-code-hl-name-color": "var(--md-code-fg-color)"}
+    name_rules = re.findall(r"([^{}]*\.highlight \.n(?=[,{])[^{}]*)\{([^}]*)\}", css)
+    assert name_rules and all(body == "color:var(--md-code-hl-name-color)" for _, body in name_rules)
+    assert not re.search(r"\.highlight \.w\b", css)
+
+
+def test_the_section_page_s_listings_have_no_name_or_whitespace_spans(built_site):
+    section = page(built_site, SECTION_PAGE)
+    listings = section.select("div.highlight code")
+    assert len(listings) >= 10
+    assert not section.select("div.highlight code span.n, div.highlight code span.w")
+    assert section.select("div.highlight code span.kn, div.highlight code span.p")  # the rest stay
+
+
+# ---------------------------------------------------------------- tab rules (hooks/tab_rules.py)
+
+SAMPLE_TAB_CSS = (
+    ".md-typeset .tabbed-set>input:first-child:checked~.tabbed-labels>:first-child,"
+    ".md-typeset .tabbed-set>input:nth-child(2):checked~.tabbed-labels>:nth-child(2),"
+    ".md-typeset .tabbed-set>input:nth-child(3):checked~.tabbed-labels>:nth-child(3)"
+    "{color:red}"
+    ".md-typeset .tabbed-set>input:nth-child(7):checked~.tabbed-content>:nth-child(7){display:block}"
+    ".md-tabs__item:nth-child(7) .md-tabs__link{transition-delay:.14s}"
+    "@media screen{.md-typeset :is(.tabbed-set>input:nth-child(4), .x){color:blue}"
+    ".tabbed-labels>:nth-child(5){order:1}}"
+)
+
+
+def test_tab_rules_above_the_largest_tab_set_go_and_every_other_rule_stays():
+    css, dropped = trimmed(SAMPLE_TAB_CSS, most_tabs=2)
+    assert dropped == 4
+    assert ":nth-child(3)" not in css and ":nth-child(5)" not in css and "display:block" not in css
+    assert ":first-child:checked" in css and "input:nth-child(2):checked" in css
+    assert ".md-tabs__item:nth-child(7) .md-tabs__link" in css  # navigation tabs are not content tabs
+    # :is(a, b) is one selector: kept, with what it names (position 4 > 2 drops it whole)
+    assert ":is(" not in css
+    assert trimmed(SAMPLE_TAB_CSS, most_tabs=20)[1] == 0
+
+
+def test_the_built_stylesheet_keeps_the_tab_rules_the_pages_need_and_no_more(built_site):
+    tab_counts = [
+        int(count)
+        for path in built_site.rglob("*.html")
+        for count in re.findall(r'data-tabs="\d+:(\d+)"', path.read_text())
+    ]
+    most = max(tab_counts)
+    built = (built_site / "assets" / "stylesheets" / MATERIAL_CSS.name).read_text()
+    original = MATERIAL_CSS.read_text()
+    positions_built = [tab_selector_position(s) for s in _selectors(built)]
+    positions_original = [tab_selector_position(s) for s in _selectors(original)]
+    assert max(p for p in positions_built if p) == most
+    for position in range(2, most + 1):  # every rule a tab the site has needs, kept
+        assert positions_built.count(position) == positions_original.count(position) > 0
+    first = [s for s in _selectors(original) if "tabbed-" in s and ":first-child" in s]
+    assert first and all(s in _selectors(built) for s in first)  # the first tab: :first-child
+    assert len(positions_original) - len(positions_built) > 100
+    assert not (built_site / "assets" / "stylesheets" / f"{MATERIAL_CSS.name}.map").exists()
+
+
+def _selectors(css: str) -> list[str]:
+    sheet = tinycss2.parse_stylesheet(css, skip_comments=True)
+    found = []
+    for node in sheet:
+        if node.type == "at-rule" and node.content:
+            sheet.extend(tinycss2.parse_rule_list(node.content, skip_comments=True))
+        elif node.type == "qualified-rule":
+            found.extend(s.strip() for s in tinycss2.serialize(node.prelude).split(","))
+    return found
