@@ -18,14 +18,12 @@ import re
 
 # The token classes whose span draws nothing (Material's stylesheet, mkdocs-material 9).
 _UNSTYLED_TOKENS = ("n", "w")
-_UNSTYLED_SPAN = re.compile(
-    r'<span class="(?:' + "|".join(_UNSTYLED_TOKENS) + r')">([^<]*)</span>'
-)
+_UNSTYLED_SPAN = re.compile(r'<span class="(?:' + "|".join(_UNSTYLED_TOKENS) + r')">([^<]*)</span>')
 _CODE = re.compile(r"(<code[^>]*>)(.*?)(</code>)", re.DOTALL)
 
 
 def without_unstyled_spans(html: str) -> str:
-    """``html`` with the name and whitespace token spans inside ``<code>`` replaced by their text."""
+    """``html`` with the name and whitespace spans inside ``<code>`` replaced by their text."""
     return _CODE.sub(lambda m: m[1] + _UNSTYLED_SPAN.sub(r"\1", m[2]) + m[3], html)
 
 

@@ -45,9 +45,7 @@ def trimmed(css: str, most_tabs: int) -> tuple[str, int]:
         for node in nodes:
             if node.type == "qualified-rule":
                 selectors = _split_selectors(node.prelude)
-                needed = [
-                    s for s in selectors if (tab_selector_position(s) or 0) <= most_tabs
-                ]
+                needed = [s for s in selectors if (tab_selector_position(s) or 0) <= most_tabs]
                 dropped += len(selectors) - len(needed)
                 if not needed:
                     continue

@@ -49,10 +49,12 @@ def test_blocks_skipped_below_the_fold_are_the_page_s_heavy_ones_and_print(built
     assert "pre > code" not in screen.split("content-visibility: auto")[0].rsplit("*/", 1)[-1]
 
 
-# ---------------------------------------------------------------- code listings (hooks/code_spans.py)
+# ------------------------------------------------------------ listings (hooks/code_spans.py)
 
 MATERIAL_CSS = sorted(
-    Path(material.__file__).parent.joinpath("templates", "assets", "stylesheets").glob("main.*.min.css")
+    Path(material.__file__)
+    .parent.joinpath("templates", "assets", "stylesheets")
+    .glob("main.*.min.css")
 )[0]
 
 
@@ -78,7 +80,9 @@ def test_the_spans_left_out_draw_nothing_in_material_s_stylesheet():
     declared = dict(re.findall(r"(--md-code-hl-name-color):([^;}]+)", css))
     assert declared == {"--md-code-hl-name-color": "var(--md-code-fg-color)"}
     name_rules = re.findall(r"([^{}]*\.highlight \.n(?=[,{])[^{}]*)\{([^}]*)\}", css)
-    assert name_rules and all(body == "color:var(--md-code-hl-name-color)" for _, body in name_rules)
+    assert name_rules and all(
+        body == "color:var(--md-code-hl-name-color)" for _, body in name_rules
+    )
     assert not re.search(r"\.highlight \.w\b", css)
 
 
@@ -97,7 +101,8 @@ SAMPLE_TAB_CSS = (
     ".md-typeset .tabbed-set>input:nth-child(2):checked~.tabbed-labels>:nth-child(2),"
     ".md-typeset .tabbed-set>input:nth-child(3):checked~.tabbed-labels>:nth-child(3)"
     "{color:red}"
-    ".md-typeset .tabbed-set>input:nth-child(7):checked~.tabbed-content>:nth-child(7){display:block}"
+    ".md-typeset .tabbed-set>input:nth-child(7):checked~.tabbed-content>:nth-child(7)"
+    "{display:block}"
     ".md-tabs__item:nth-child(7) .md-tabs__link{transition-delay:.14s}"
     "@media screen{.md-typeset :is(.tabbed-set>input:nth-child(4), .x){color:blue}"
     ".tabbed-labels>:nth-child(5){order:1}}"
@@ -109,7 +114,9 @@ def test_tab_rules_above_the_largest_tab_set_go_and_every_other_rule_stays():
     assert dropped == 4
     assert ":nth-child(3)" not in css and ":nth-child(5)" not in css and "display:block" not in css
     assert ":first-child:checked" in css and "input:nth-child(2):checked" in css
-    assert ".md-tabs__item:nth-child(7) .md-tabs__link" in css  # navigation tabs are not content tabs
+    assert (
+        ".md-tabs__item:nth-child(7) .md-tabs__link" in css
+    )  # navigation tabs are not content tabs
     # :is(a, b) is one selector: kept, with what it names (position 4 > 2 drops it whole)
     assert ":is(" not in css
     assert trimmed(SAMPLE_TAB_CSS, most_tabs=20)[1] == 0
