@@ -8,11 +8,25 @@ import re
 from build_support import section
 from build_support.build_command import ROOT
 
-__all__ = ["ARTIFACTS", "AXE", "EXEC_FENCE", "FENCE", "GOLDEN", "ROOT", "SECTION_PAGE"]
+__all__ = [
+    "ARTIFACTS",
+    "AXE",
+    "EXEC_FENCE",
+    "FENCE",
+    "GOLDEN",
+    "MEASURED_PAGE",
+    "ROOT",
+    "SECTION_PAGE",
+]
 
 SECTION_PAGE = section.page_name()
 """The section page's name: its Markdown is ``docs/{SECTION_PAGE}.md``, its built folder
 ``{SECTION_PAGE}/``."""
+
+MEASURED_PAGE = "p5-9-1-measured"
+"""The section's companion page (``docs/{MEASURED_PAGE}.md``): the turnaround table, the
+settings sweep and the batch across devices, timed when the site is built. They left the section
+page so that it stays light on a phone (issue 22)."""
 
 GOLDEN = ROOT / "tests" / "golden"
 """The manuscript's expected outputs and diagram."""

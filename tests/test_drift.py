@@ -12,9 +12,10 @@ from bs4 import BeautifulSoup
 
 from build_support.publishing.record import RECORD_FILE, Output, compare
 from testkit.author import publish_copy, run_in
-from testkit.project import SECTION_PAGE
+from testkit.project import MEASURED_PAGE, SECTION_PAGE
 
 PAGE = f"{SECTION_PAGE}.md"
+MEASURED = f"{MEASURED_PAGE}.md"  # the turnaround table's page
 
 
 def _output(block: str, digest: str, expected: bool = False) -> Output:
@@ -69,7 +70,7 @@ def test_a_changed_printed_output_is_named_by_the_next_publish(tmp_path: Path):
     changed = [line for line in published.splitlines() if line.startswith("changed since")]
     plain = [line for line in changed if "(expected: timings)" not in line]
     assert plain == [f"changed since v2026.07.20: {PAGE} p5-9-1-practice-numpy"]
-    assert f"changed since v2026.07.20 (expected: timings): {PAGE} p5-9-1-turnaround-table" in (
+    assert f"changed since v2026.07.20 (expected: timings): {MEASURED} p5-9-1-turnaround-table" in (
         published
     )
 
@@ -80,4 +81,4 @@ def test_a_changed_printed_output_is_named_by_the_next_publish(tmp_path: Path):
     changed_items = [li.get_text() for li in report.select(".drift-changed li")]
     assert changed_items == [f"{PAGE} p5-9-1-practice-numpy"]
     expected_items = [li.get_text() for li in report.select(".drift-expected li")]
-    assert f"{PAGE} p5-9-1-turnaround-table" in expected_items
+    assert f"{MEASURED} p5-9-1-turnaround-table" in expected_items

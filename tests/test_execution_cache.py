@@ -22,7 +22,7 @@ from build_support.caching.cache import ExecutionCache
 from build_support.caching.store import FileStore
 from testkit.author import author_env
 from testkit.build import copy_env, copy_project, mkdocs_build
-from testkit.project import EXEC_FENCE, ROOT, SECTION_PAGE
+from testkit.project import EXEC_FENCE, MEASURED_PAGE, ROOT, SECTION_PAGE
 from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
 from testkit.site import page
 
@@ -89,7 +89,7 @@ def test_nothing_changed_reuses_everything_and_a_prose_edit_runs_nothing(project
     rows, site = build(project)
     assert ran(rows) == set()
     # The reused timing says when and where it was measured, never "on this build".
-    caption = page(site).select_one("p.measured-label").get_text()
+    caption = page(site, MEASURED_PAGE).select_one("p.measured-label").get_text()
     assert (
         caption.startswith("Measured on 20")
         and " UTC on the machine that built it then: " in caption
@@ -260,10 +260,13 @@ def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_
         fences = EXEC_FENCE.findall((project / "docs" / f"{SECTION_PAGE}.md").read_text())
         assert [block["data-exec-id"] for block in blocks] == fences  # each once
         assert soup.select("div.exec-block div.exec-block") == []  # wrapped once
-        timed = page_md.read_text().count('timed="yes"')  # each timed block: one caption
-        assert timed >= 1 and len(soup.select("p.measured-label")) == timed  # captioned once
         for block in blocks:
             assert len(block.select("p.run-label")) <= 1
+        # The timed blocks are on the companion page: each captioned once after three builds.
+        measured = BeautifulSoup(fetch_text(f"{base}{MEASURED_PAGE}/"), "html.parser")
+        timed = (project / "docs" / f"{MEASURED_PAGE}.md").read_text().count('timed="yes"')
+        assert timed >= 1 and len(measured.select("p.measured-label")) == timed
+        assert measured.select("div.exec-block div.exec-block") == []
         report_html = fetch_text(report_url)
         assert report_html is not None
         assert report_html.count("<code>p5-9-1-practice-jax</code>") == 1

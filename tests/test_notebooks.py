@@ -10,7 +10,7 @@ import pytest
 
 from build_support import section, settings
 from build_support.execution import blocks, notebooks, python_exec, state
-from testkit.project import ROOT
+from testkit.project import MEASURED_PAGE, ROOT
 
 
 @pytest.fixture
@@ -85,8 +85,8 @@ def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
 
 
 def test_the_blocks_that_time_are_the_timed_blocks():
-    page = (ROOT / section.page_path()).read_text()
-    timed = [line for line in page.splitlines() if 'timed="yes"' in line]
+    pages = [ROOT / section.page_path(), ROOT / "docs" / f"{MEASURED_PAGE}.md"]
+    timed = [line for p in pages for line in p.read_text().splitlines() if 'timed="yes"' in line]
     ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in timed}
     assert ids == {"p5-9-1-turnaround-table", "p5-9-1-settings-sweep"}
 

@@ -8,11 +8,12 @@ import re
 from pathlib import Path
 
 import material
+import pytest
 import tinycss2
 from bs4 import BeautifulSoup
 
 from testkit.hooks import load_hook
-from testkit.project import ROOT, SECTION_PAGE
+from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 from testkit.site import page
 
 without_unstyled_spans = load_hook("code_spans").without_unstyled_spans
@@ -23,7 +24,11 @@ STYLESHEET = ROOT / "docs" / "assets" / "stylesheets" / "course.css"
 
 
 def test_charts_carry_no_group_without_attributes(built_site):
-    charts = page(built_site, SECTION_PAGE).select("svg.course-chart")
+    charts = [
+        chart
+        for name in (SECTION_PAGE, MEASURED_PAGE)
+        for chart in page(built_site, name).select("svg.course-chart")
+    ]
     assert len(charts) >= 4
     for chart in charts:
         groups = chart.find_all("g")
@@ -44,7 +49,7 @@ def test_blocks_skipped_below_the_fold_are_the_page_s_heavy_ones_and_print(built
         assert selector in screen.split("content-visibility: auto")[0], selector
     assert section.select(".exec-block > svg.course-chart:only-child")
     assert section.select(".course-diagram")
-    assert section.select("table")  # Material wraps each in .md-typeset__scrollwrap
+    assert page(built_site, MEASURED_PAGE).select("table:not([class])")  # in a scrollwrap each
     assert "content-visibility: visible" in printed
     assert "pre > code" not in screen.split("content-visibility: auto")[0].rsplit("*/", 1)[-1]
 
@@ -86,12 +91,12 @@ def test_the_spans_left_out_draw_nothing_in_material_s_stylesheet():
     assert not re.search(r"\.highlight \.w\b", css)
 
 
-def test_the_section_page_s_listings_have_no_name_or_whitespace_spans(built_site):
-    section = page(built_site, SECTION_PAGE)
-    listings = section.select("div.highlight code")
-    assert len(listings) >= 10
-    assert not section.select("div.highlight code span.n, div.highlight code span.w")
-    assert section.select("div.highlight code span.kn, div.highlight code span.p")  # the rest stay
+@pytest.mark.parametrize("name", [SECTION_PAGE, MEASURED_PAGE])
+def test_the_pages_listings_have_no_name_or_whitespace_spans(built_site, name):
+    shown = page(built_site, name)
+    assert len(shown.select("div.highlight code")) >= 5
+    assert not shown.select("div.highlight code span.n, div.highlight code span.w")
+    assert shown.select("div.highlight code span.kn, div.highlight code span.p")  # the rest stay
 
 
 # ---------------------------------------------------------------- tab rules (hooks/tab_rules.py)

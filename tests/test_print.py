@@ -1,7 +1,8 @@
 """Printing the section, or saving it as PDF: chromium prints it (print media, A4), pypdfium2
 (PDFium, pinned in uv.lock) reads the PDF back: its text and an image of each page. The pages
-must hold the text, the diagram, the charts, the code of both tabs each with its output and
-every table, with no navigation and nothing cut at the edge.
+must hold the text, the diagram, the charts, the code of both tabs each with its output, with
+no navigation and nothing cut at the edge; the companion page's (the measured tables and
+charts) the same, every table whole.
 
 The PDF and a PNG of every page are kept in ``test-artifacts/`` to look at.
 """
@@ -19,7 +20,7 @@ import pypdfium2.raw as pdfium_c
 import pytest
 from bs4 import BeautifulSoup
 
-from testkit.project import ARTIFACTS, GOLDEN, SECTION_PAGE
+from testkit.project import ARTIFACTS, GOLDEN, MEASURED_PAGE, SECTION_PAGE
 from testkit.serving import LOCAL_HOST, serve
 
 SCHEMES = ("light", "dark")
@@ -50,9 +51,18 @@ def _squeezed(text: str) -> str:
 @pytest.fixture(scope="module", params=SCHEMES)
 def printed(request, browser, built_site: Path) -> dict:
     """The section page printed to PDF under one colour scheme: its text, pages and the HTML."""
-    scheme = request.param
+    return _print(browser, built_site, SECTION_PAGE, request.param, "section-print")
+
+
+@pytest.fixture(scope="module")
+def printed_measured(browser, built_site: Path) -> dict:
+    """The companion page (the turnaround and sweep tables) printed to PDF, light."""
+    return _print(browser, built_site, MEASURED_PAGE, "light", "measured-print")
+
+
+def _print(browser, built_site: Path, name: str, scheme: str, stem: str) -> dict:
     ARTIFACTS.mkdir(exist_ok=True)
-    pdf = ARTIFACTS / f"section-print-{scheme}.pdf"
+    pdf = ARTIFACTS / f"{stem}-{scheme}.pdf"
     other_hosts = []
     with serve(built_site) as base:
         context = browser.new_context(color_scheme=scheme)
@@ -66,16 +76,17 @@ def printed(request, browser, built_site: Path) -> dict:
 
         context.route("**/*", route)
         page = context.new_page()
-        page.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
-        page.wait_for_function(DIAGRAMS_DRAWN, timeout=20_000)
+        page.goto(f"{base}{name}/", wait_until="networkidle")
+        if name == SECTION_PAGE:
+            page.wait_for_function(DIAGRAMS_DRAWN, timeout=20_000)
         page.evaluate("document.fonts.ready")
         page.emulate_media(media="print")
         visible_chrome = page.evaluate(VISIBLE_CHROME)
         page.pdf(path=str(pdf), format="A4")
         context.close()
-    pages, images = _read_back(pdf, ARTIFACTS / f"section-print-{scheme}")
+    pages, images = _read_back(pdf, ARTIFACTS / f"{stem}-{scheme}")
     text = "\f".join(pages)
-    html = (built_site / SECTION_PAGE / "index.html").read_text()
+    html = (built_site / name / "index.html").read_text()
     return {
         "scheme": scheme,
         "text": text,
@@ -121,6 +132,8 @@ def _page_text(textpage: pdfium.PdfTextPage) -> str:
         char = chr(pdfium_c.FPDFText_GetUnicode(raw, index))
         if char in "\r\n":  # PDFium's own line breaks, in drawing order
             continue
+        if char == "\x02":  # PDFium's mark for a hyphen that ends a line: the hyphen printed
+            char = "-"
         if pdfium_c.FPDFText_IsGenerated(raw, index):  # a space PDFium puts between two words
             angle, along, baseline, height, _ = chars[-1] if chars else (0, 0.0, 0.0, 0.0, "")
             chars.append((angle, along + 1e-3, baseline, height, char))
@@ -180,13 +193,28 @@ def test_the_text_the_tables_the_diagram_and_the_charts_are_printed(printed):
         if len(words) > 40:
             # the paragraph's first words, up to an abbreviation's or a link's own markup
             assert _squeezed(words[:40]) in printed["squeezed"], words
+    labels = re.findall(r'"([^"]+)"', (GOLDEN / "flowchart.mmd").read_text())
+    assert [label for label in labels if _squeezed(label) not in printed["squeezed"]] == []
+    charts = article.select("svg.course-chart")
+    assert len(charts) >= 2
+    for chart in charts:
+        chart_text = [text.get_text(strip=True) for text in chart.select("text")]
+        assert [t for t in chart_text if t and _squeezed(t) not in printed["squeezed"]] == []
+
+
+def test_the_measured_page_prints_its_text_every_table_and_its_charts(printed_measured):
+    printed = printed_measured
+    assert printed["other_hosts"] == [] and printed["visible_chrome"] == []
+    article = printed["article"]
+    for paragraph in article.select("p"):
+        words = paragraph.get_text(" ", strip=True)
+        if len(words) > 40:
+            assert _squeezed(words[:40]) in printed["squeezed"], words
     # A cell whose text wraps is read back line by line across its row: check its words.
     cells = article.select("table:not([class]) td, table:not([class]) th")
     assert cells
     words = {word for cell in cells for word in cell.get_text(" ", strip=True).split()}
     assert sorted(word for word in words if word not in printed["text"]) == []
-    labels = re.findall(r'"([^"]+)"', (GOLDEN / "flowchart.mmd").read_text())
-    assert [label for label in labels if _squeezed(label) not in printed["squeezed"]] == []
     charts = article.select("svg.course-chart")
     assert len(charts) >= 2
     for chart in charts:
@@ -216,7 +244,16 @@ def _rightmost_ink_mm(pixels: np.ndarray) -> float:
 
 
 def test_nothing_reaches_into_the_right_margin(printed):
-    """Wrapped code and fitted tables: no page has ink past the right margin."""
+    """Wrapped code: no page has ink past the right margin."""
+    _assert_within_margin(printed)
+
+
+def test_the_measured_tables_fit_within_the_margin(printed_measured):
+    """The wide turnaround and sweep tables are fitted to the page, not cut at its edge."""
+    _assert_within_margin(printed_measured)
+
+
+def _assert_within_margin(printed: dict) -> None:
     limit = A4_WIDTH_MM - PAGE_MARGIN_MM + 1  # one mm for anti-aliasing
     beyond = {
         name: round(mm, 1)

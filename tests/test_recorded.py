@@ -14,6 +14,7 @@ from examples import (
 )
 from examples.recorded import RECORDED_DIR, save_recorded
 from examples.turnaround import Turnaround, TurnaroundRow
+from testkit.project import MEASURED_PAGE
 from testkit.site import page
 
 
@@ -77,7 +78,7 @@ def test_the_committed_recording_was_made_on_a_gpu():
 
 def test_page_shows_the_recording_as_recorded_never_as_live(built_site):
     recorded = latest_recorded()
-    section = page(built_site)
+    section = page(built_site, MEASURED_PAGE)
     heading = section.find(id="the-same-table-recorded-on-a-gpu")
     caption = heading.find_next("em")
     assert caption.get_text() == recorded.caption()

@@ -10,6 +10,7 @@ import jax
 from examples import machine_label
 from examples.multiprocess import latest_multiprocess_recording
 from examples.turnaround import TURNAROUND_SIZES
+from testkit.project import MEASURED_PAGE, SECTION_PAGE
 from testkit.site import page
 
 
@@ -25,17 +26,26 @@ def section_after(soup, heading_id: str) -> list:
     return elements
 
 
-def test_sections_sit_before_the_checklist(built_site):
-    headings = [h.get("id") for h in page(built_site).select("h2")]
-    position = headings.index("checklist")
-    assert headings[position - 2 : position] == [
+def test_the_measured_sections_have_their_own_page_which_the_practice_links(built_site):
+    headings = [h.get("id") for h in page(built_site, MEASURED_PAGE).select("h2")]
+    assert headings == [
         "experiment-turnaround-measured-on-the-build-machine",
         "the-same-batch-across-every-device",
     ]
+    section = page(built_site, SECTION_PAGE)
+    assert not section.find(id="experiment-turnaround-measured-on-the-build-machine")
+    practice = section_after(section, "practice-and-example")
+    assert any(
+        link["href"].startswith(f"../{MEASURED_PAGE}/")
+        for element in practice
+        for link in element.find_all("a", href=True)
+    ), "the practice points to the measured page"
 
 
 def test_turnaround_table_has_every_size_and_its_label(built_site):
-    section = section_after(page(built_site), "experiment-turnaround-measured-on-the-build-machine")
+    section = section_after(
+        page(built_site, MEASURED_PAGE), "experiment-turnaround-measured-on-the-build-machine"
+    )
     text = "\n".join(element.get_text() for element in section)
     assert f"Measured on this build: {machine_label()}" in text
     tables = [table for element in section for table in element.find_all("table", recursive=True)]
@@ -49,13 +59,15 @@ def test_turnaround_table_has_every_size_and_its_label(built_site):
 
 
 def test_the_gpu_recording_follows_the_live_table_under_its_own_heading(built_site):
-    headings = [(h.name, h.get("id")) for h in page(built_site).select("h2, h3")]
+    headings = [(h.name, h.get("id")) for h in page(built_site, MEASURED_PAGE).select("h2, h3")]
     position = headings.index(("h2", "experiment-turnaround-measured-on-the-build-machine"))
     assert headings[position + 1] == ("h3", "the-same-table-recorded-on-a-gpu")
 
 
 def test_turnaround_chart_and_findings(built_site):
-    section = section_after(page(built_site), "experiment-turnaround-measured-on-the-build-machine")
+    section = section_after(
+        page(built_site, MEASURED_PAGE), "experiment-turnaround-measured-on-the-build-machine"
+    )
     html = "".join(str(element) for element in section)
     assert 'class="course-chart"' in html and "<svg" in html
     text = "\n".join(element.get_text() for element in section)
@@ -65,7 +77,7 @@ def test_turnaround_chart_and_findings(built_site):
 
 
 def test_score_sharded_runs_on_the_builds_devices(built_site):
-    section = section_after(page(built_site), "the-same-batch-across-every-device")
+    section = section_after(page(built_site, MEASURED_PAGE), "the-same-batch-across-every-device")
     outputs = [code.get_text() for element in section for code in element.select("div.highlight")]
     output = next(text for text in outputs if text.startswith("devices ="))
     assert f"devices = {jax.devices()}" in output
@@ -75,7 +87,7 @@ def test_score_sharded_runs_on_the_builds_devices(built_site):
 
 def test_score_sharded_across_processes_is_shown_as_recorded(built_site):
     recording = latest_multiprocess_recording()
-    section = section_after(page(built_site), "the-same-batch-across-every-device")
+    section = section_after(page(built_site, MEASURED_PAGE), "the-same-batch-across-every-device")
     outputs = [code.get_text() for element in section for code in element.select("div.highlight")]
     output = next(text for text in outputs if text.startswith("Recorded "))
     assert output.strip() == "\n\n".join([recording.caption(), "\n".join(recording.lines())])

@@ -17,7 +17,7 @@ from examples import (
 )
 from examples.recorded import load_recorded_sweep, save_recorded_sweep
 from examples.sweep import SWEEP_ROWS, SWEEP_SETTINGS, LayoutCheck, SettingsSweep, SweepRow
-from testkit.project import ROOT
+from testkit.project import MEASURED_PAGE, ROOT
 from testkit.site import page
 
 
@@ -102,7 +102,7 @@ def test_recording_round_trips_and_the_newest_wins(tmp_path):
 
 
 def test_the_page_shows_the_sweep_live_and_a_recording_only_as_recorded(built_site):
-    heading = page(built_site).find(id="many-weight-settings-at-once")
+    heading = page(built_site, MEASURED_PAGE).find(id="many-weight-settings-at-once")
     assert heading is not None
     caption = heading.find_next("p", class_="measured-label")
     assert caption.get_text().startswith("Measured on")  # the runner's caption of a timed block
