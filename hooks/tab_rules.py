@@ -11,7 +11,8 @@ After the build, this hook writes the theme's ``main.*.min.css`` into the site a
 installed theme, without the selectors for positions above the most tabs any page of this
 build has (pymdownx writes each set's count in ``data-tabs="set:count"``). A page with more
 tabs keeps every rule it needs, since the count is taken from the pages each build. The
-stylesheet keeps its name; its source map is left out, since it no longer matches.
+stylesheet keeps its name; its source map is left out, since it no longer matches. The result is
+kept in the store's ``theme-stylesheet`` cache, keyed on the stylesheet, the count and this file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import tinycss2
 from mkdocs.exceptions import PluginError
+
+from build_support.caching.cache import Cache, key_of
 
 _TAB_COUNT = re.compile(r'class="tabbed-set[^"]*"[^>]*\bdata-tabs="\d+:(\d+)"')
 _POSITION = re.compile(r":nth-child\((\d+)\)")
@@ -75,18 +78,10 @@ def _split_selectors(prelude: list) -> list[str]:
 
 
 class TabRules:
-    """The most tabs in one tab set on any page of the running build, and the stylesheet last
-    written for it (``make serve`` rebuilds with the same stylesheet and count: no new parse)."""
+    """The most tabs in one tab set on any page of the running build."""
 
     def __init__(self) -> None:
         self.most = 0
-        self._last: tuple[tuple, tuple[str, int]] | None = None
-
-    def stylesheet(self, source: Path) -> tuple[str, int]:
-        key = (source, source.stat().st_mtime_ns, self.most)
-        if self._last is None or self._last[0] != key:
-            self._last = (key, trimmed(source.read_text(encoding="utf-8"), self.most))
-        return self._last[1]
 
 
 _rules = TabRules()
@@ -104,12 +99,25 @@ def on_post_page(output, page, config):
 
 def on_post_build(config):
     source = _material_stylesheet(config)
-    css, dropped = _rules.stylesheet(source)
     target = Path(config.site_dir) / "assets" / "stylesheets" / source.name
-    target.write_text(css, encoding="utf-8")
+    target.write_text(_stylesheet(source, _rules.most, config), encoding="utf-8")
     (target.parent / f"{source.name}.map").unlink(missing_ok=True)
-    if not dropped and _rules.most < 20:
+
+
+def _stylesheet(source: Path, most: int, config) -> str:
+    """The trimmed stylesheet, from the store when this stylesheet, count and hook made it
+    before: ``make serve`` loads the hooks afresh for every rebuild, and a parse takes 0.2 s."""
+    css = source.read_bytes()
+    key = key_of(css, str(most), Path(__file__).read_bytes())
+    cache = Cache.for_project("theme-stylesheet", Path(config.config_file_path).parent)
+    kept = cache.read_text(key)
+    if kept is not None:
+        return kept
+    text, dropped = trimmed(css.decode("utf-8"), most)
+    if not dropped and most < 20:
         raise PluginError(f"tab_rules: no tab rule found in {source}; Material's markup changed")
+    cache.write_text(key, text)
+    return text
 
 
 def _material_stylesheet(config) -> Path:
