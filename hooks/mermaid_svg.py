@@ -38,6 +38,7 @@ from mkdocs.exceptions import PluginError
 from build_support import browser
 from build_support.caching.cache import Cache, as_mapping, key_of
 from build_support.caching.store import EntryFault
+from build_support.theme import material_assets
 
 MERMAID = Path("node_modules/mermaid/dist/mermaid.min.js")
 _MATERIAL_DIAGRAM_CSS = "components/content/mermaid/index.css"
@@ -64,7 +65,7 @@ class Drawing:
         if not self.mermaid.is_file():
             raise PluginError(f"{self.mermaid} is missing: run `make setup` (npm ci) first")
         self.cache = Cache.for_project("diagrams", root)
-        material = _material_assets(config)
+        material = material_assets(config)
         self.stylesheets = sorted((material / "stylesheets").glob("*.min.css"))
         self.theme_css = _material_diagram_css(material / "javascripts")
         inputs = {
@@ -127,14 +128,6 @@ def fonts_fingerprint() -> str:
             subfolders.sort()
             digest.update(f"{folder} {os.stat(folder).st_mtime_ns}\n".encode())
     return digest.hexdigest()
-
-
-def _material_assets(config) -> Path:
-    # The installed theme's own assets folder (theme.dirs also lists custom_dir and mkdocs').
-    for folder in map(Path, config.theme.dirs):
-        if any((folder / "assets" / "javascripts").glob("bundle.*.min.js")):
-            return folder / "assets"
-    raise PluginError("mermaid_svg: Material's assets folder not found in theme.dirs")
 
 
 def _material_diagram_css(javascripts: Path) -> str:

@@ -159,6 +159,30 @@ def test_instant_navigation_draws_the_diagram(browser, site_url, version_root):
     assert (report.other_hosts, report.console_errors, report.page_errors) == ([], [], [])
 
 
+SWITCH_AND_LISTEN = """async () => {
+  const started = [];
+  document.addEventListener("transitionrun", (event) => started.push(event.propertyName));
+  document.querySelector("form[data-md-component=palette] label:not([hidden])").click();
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  return [document.body.dataset.mdColorScheme, document.body.className, started.length];
+}"""
+
+
+def test_switching_the_palette_runs_no_transition(browser, site_url, version_root):
+    """As in Material, though its rule for this is not served (hooks/palette_switching.py):
+    palette-switch.js sets course.css's rule only while the reader switches, then lifts it."""
+    page = open_page(browser, "light")
+    page.goto(f"{site_url}{version_root.name}/{SECTION_PAGE}/", wait_until="networkidle")
+    assert page.evaluate(SWITCH_AND_LISTEN) == ["slate", "", 0]
+    assert page.evaluate(SWITCH_AND_LISTEN) == ["default", "", 0]
+    # The rule is lifted: a link's colour transition runs again on hover.
+    assert (
+        page.evaluate("getComputedStyle(document.querySelector('article a')).transitionDuration")
+        != "0s"
+    )
+    page.context.close()
+
+
 def test_root_redirects_to_latest(browser, site_url):
     page = open_page(browser, "light")
     page.goto(site_url, wait_until="networkidle")

@@ -1,6 +1,8 @@
 """What keeps the section page light to load on a phone (issue 22; benchmarks/main_thread.py
-and benchmarks/lighthouse.py measure it): its charts carry no group that only costs, and the
-heavy blocks below the fold are skipped until a reader nears them, yet print whole."""
+and benchmarks/lighthouse.py measure it): its charts carry no group that only costs, the
+heavy blocks below the fold are skipped until a reader nears them, yet print whole, and
+Material's stylesheets are served without the rules that cost the most (tabs no page has, the
+palette's switching rule)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 import tinycss2
 from bs4 import BeautifulSoup
 
+from build_support.theme import split_selectors
 from testkit.hooks import load_hook
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 from testkit.site import page
@@ -19,6 +22,7 @@ from testkit.site import page
 without_unstyled_spans = load_hook("code_spans").without_unstyled_spans
 _tab_rules = load_hook("tab_rules")
 tab_selector_position, trimmed = _tab_rules.tab_selector_position, _tab_rules.trimmed
+without_switching_rule = load_hook("palette_switching").without_switching_rule
 
 STYLESHEET = ROOT / "docs" / "assets" / "stylesheets" / "course.css"
 
@@ -154,5 +158,35 @@ def _selectors(css: str) -> list[str]:
         if node.type == "at-rule" and node.content:
             sheet.extend(tinycss2.parse_rule_list(node.content, skip_comments=True))
         elif node.type == "qualified-rule":
-            found.extend(s.strip() for s in tinycss2.serialize(node.prelude).split(","))
+            found.extend(split_selectors(node.prelude))
     return found
+
+
+# ------------------------------------------------- palette (hooks/palette_switching.py)
+
+MATERIAL_PALETTE_CSS = sorted(MATERIAL_CSS.parent.glob("palette.*.min.css"))[0]
+
+
+def test_selectors_on_material_s_switching_attribute_go_and_every_other_stays():
+    css = (
+        "@media screen{[data-md-color-scheme=slate]{--md-hue:232deg}"
+        "[data-md-color-switching] *,[data-md-color-switching] :after,"
+        "[data-md-color-switching] :before{transition-duration:0s!important}}"
+        "[data-md-color-switching] .x,.kept:is(.a,.b){color:red}"
+    )
+    out, dropped = without_switching_rule(css)
+    assert dropped == 4
+    assert "data-md-color-switching" not in out and "transition-duration" not in out
+    assert "@media screen{[data-md-color-scheme=slate]{--md-hue:232deg}}" in out
+    assert ".kept:is(.a,.b){color:red}" in out  # a rule keeps its other selectors
+
+
+def test_the_served_palette_stylesheet_has_no_rule_on_the_switching_attribute(built_site):
+    """Material's has one (and its bundle sets the attribute on every load); the site's has
+    none, and course.css has the same rule on the class palette-switch.js sets instead."""
+    assert "[data-md-color-switching] *" in MATERIAL_PALETTE_CSS.read_text()
+    served = built_site / "assets" / "stylesheets" / MATERIAL_PALETTE_CSS.name
+    assert "data-md-color-switching" not in served.read_text()
+    assert served.read_text() == without_switching_rule(MATERIAL_PALETTE_CSS.read_text())[0]
+    assert not served.with_name(served.name + ".map").exists()
+    assert ".course-palette-switching *" in STYLESHEET.read_text()
