@@ -274,11 +274,6 @@ def analyse(events: list[dict], profile: dict, url: str, site: Path, origin: str
             place(called["url"], called["lineNumber"], called["columnNumber"], ms, label)
     for kind, (script, line, column), ms in forced_frames:
         place(script, line, column, ms, f"forced {kind} by {{}}")
-    for map_path, items in to_map.items():
-        sources = source_files(map_path, [(line, column) for line, column, _, _ in items])
-        for source, (_, _, ms, label) in zip(sources, items, strict=True):
-            by_name[label.format(source)] += ms
-    figures.update(by_name)
 
     # The same samples, each given to the nearest frame on its stack that is Material's own
     # source (not rxjs, not a native function): which component the library time serves.
@@ -287,17 +282,32 @@ def analyse(events: list[dict], profile: dict, url: str, site: Path, origin: str
         for node_id, frame in nodes.items()
         if frame["url"].startswith(origin) and "/bundle." in frame["url"]
     ]
-    owner_of: dict[int, str] = {}
+    bundle_map = None
     if bundle_nodes:
-        script = bundle_nodes[0][1]["url"]
-        local = site / urlsplit(script).path.split("/", 2)[-1]
-        positions = [(frame["lineNumber"], frame["columnNumber"]) for _, frame in bundle_nodes]
-        sources = source_files(local.with_name(local.name + ".map"), positions)
-        owner_of = {
-            node_id: source
-            for (node_id, _), source in zip(bundle_nodes, sources, strict=True)
-            if "(library)" not in source and source != "(unmapped)"
-        }
+        local = site / urlsplit(bundle_nodes[0][1]["url"]).path.split("/", 2)[-1]
+        bundle_map = local.with_name(local.name + ".map")
+
+    # Every position either part needs, mapped in one node run per source map.
+    wanted: dict[Path, set[tuple[int, int]]] = defaultdict(set)
+    for map_path, items in to_map.items():
+        wanted[map_path].update((line, column) for line, column, _, _ in items)
+    if bundle_map is not None:
+        wanted[bundle_map].update((f["lineNumber"], f["columnNumber"]) for _, f in bundle_nodes)
+    source_at: dict[Path, dict[tuple[int, int], str]] = {}
+    for map_path, positions in wanted.items():
+        ordered = sorted(positions)
+        source_at[map_path] = dict(zip(ordered, source_files(map_path, ordered), strict=True))
+
+    for map_path, items in to_map.items():
+        for line, column, ms, label in items:
+            by_name[label.format(source_at[map_path][line, column])] += ms
+    figures.update(by_name)
+    owner_of: dict[int, str] = {}
+    if bundle_map is not None:
+        for node_id, frame in bundle_nodes:
+            source = source_at[bundle_map][frame["lineNumber"], frame["columnNumber"]]
+            if "(library)" not in source and source != "(unmapped)":
+                owner_of[node_id] = source
     for node_id, ms in self_ms.items():
         if nodes[node_id]["functionName"] in ("(idle)", "(program)", "(garbage collector)"):
             continue

@@ -61,6 +61,11 @@ def site_url(root: Path = ROOT) -> str:
     return match[1].rstrip("/") + "/"
 
 
+def distribution_name(root: Path = ROOT) -> str:
+    """The wheel's distribution name: ``[project] name`` in pyproject.toml."""
+    return tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"]
+
+
 def gpu_extra(root: Path = ROOT) -> str:
     """The name of the wheel's extra for NVIDIA GPUs (``cuda12``): ``[tool.course] gpu-extra``."""
     return tomllib.loads((root / "pyproject.toml").read_text())["tool"]["course"]["gpu-extra"]

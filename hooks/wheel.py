@@ -35,7 +35,6 @@ import html
 import json
 import re
 import tempfile
-import tomllib
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -119,7 +118,7 @@ def gpu_requirement(project: Path, url: str) -> str:
     gpu-extra``; hatch_build.py pins it to the wheel's own jax version), as a direct reference:
     ``dl-course-p5-9-1[cuda12] @ <url>``. The install line quotes it for the shell (brackets,
     spaces)."""
-    name = tomllib.loads((project / "pyproject.toml").read_text())["project"]["name"]
+    name = section.distribution_name(project)
     return f"{name}[{section.gpu_extra(project)}] @ {url}"
 
 

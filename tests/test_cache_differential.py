@@ -306,9 +306,7 @@ def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path,
         build = state.start(ROOT)
         build.page = "page.md"
         session_runs.read_sessions(build, "page.md", markdown)
-        html = "".join(
-            runner.format_block(build, "python", {"code": code, "session": "s"}) for code in codes
-        )
+        html = "".join(runner.format_block(build, {"code": code, "session": "s"}) for code in codes)
         html = session_runs.fill_sessions(build, "page.md", html)
         return html, [(run.ran, run.reasons) for run in build.runs]
 

@@ -316,12 +316,12 @@ def test_a_failing_block_is_never_stored(a_build, monkeypatch):
     monkeypatch.setattr(state.PROCESS, "serving", True)
     block = {"code": "raise ValueError", "id": "broken", "extra": {}, "md": markdown.Markdown()}
     for _ in range(2):
-        runner.format_block(a_build, "python", dict(block))
+        runner.format_block(a_build, dict(block))
     assert [(run.ran, run.reasons) for run in a_build.runs] == [(True, ["no cache entry"])] * 2
 
     monkeypatch.setattr(python_exec, "format_python", lambda namespace, **o: "<p>fine</p>")
     for _ in range(2):
-        runner.format_block(a_build, "python", dict(block))
+        runner.format_block(a_build, dict(block))
     assert [run.ran for run in a_build.runs[2:]] == [True, False]
 
 

@@ -100,16 +100,15 @@ class Package:
         """``files``: every file of the package -> its digest (``environment.package_files``)."""
         package = cls(package_dir.parent)
         package.data = {name: value for name, value in files.items() if not name.endswith(".py")}
-        sources = sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
-        for path in sources:
-            relative = path.relative_to(package.root)
-            parts = relative.with_suffix("").parts
-            dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            package.modules[dotted] = None  # type: ignore[assignment]  # known before parsed
-        for path in sources:
-            relative = path.relative_to(package.root)
-            parts = relative.with_suffix("").parts
-            dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        sources = []  # (dotted name, path from the root, path)
+        for path in sorted(package_dir.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                relative = path.relative_to(package.root)
+                parts = relative.with_suffix("").parts
+                dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+                sources.append((dotted, relative, path))
+                package.modules[dotted] = None  # type: ignore[assignment]  # known before parsed
+        for dotted, relative, path in sources:
             try:
                 package.modules[dotted] = Module.parse(
                     dotted, relative.as_posix(), path.read_text(), package

@@ -29,7 +29,7 @@ _HEADING = re.compile(r"<h[1-6][\s>]")
 _IMPORTS_JAX = re.compile(rf"^\s*(?:from|import)\s+(?:jax|{PACKAGE})\b", re.MULTILINE)
 
 
-def format_alone(build: BuildState, language: str, options: dict[str, Any]) -> tuple[str, Run]:
+def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
     """A block outside any session: its output (reused or run) and its run."""
     timed, identity = is_timed(options), f"{build.page} {block_id(options)}"
     ingredients = build.environment.ingredients(
@@ -41,7 +41,7 @@ def format_alone(build: BuildState, language: str, options: dict[str, Any]) -> t
         caption = measured_caption(found.entry.get("measured"), reused=True)
         return caption + stored["html"], run_record(build, options, False, [], stored, timed)
     with reads.recorded() as opened:
-        block, failed = execute(build, language, options, timed)
+        block, failed = execute(build, options, timed)
     measured = measured_now() if timed and not failed else None
     if not failed and cacheable(block["html"]):
         files = reads.digests(opened, build.project_root)
@@ -53,7 +53,6 @@ def format_alone(build: BuildState, language: str, options: dict[str, Any]) -> t
 
 def execute(
     build: BuildState,
-    language: str,
     options: dict[str, Any],
     timed: bool,
     namespace: dict[str, Any] | None = None,

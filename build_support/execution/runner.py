@@ -27,22 +27,22 @@ from .state import BuildState
 LANGUAGES = ("python", "py")  # markdown-exec's names for the language the build runs
 
 
-def format_block(build: BuildState, language: str, options: dict[str, Any]) -> str:
+def format_block(build: BuildState, options: dict[str, Any]) -> str:
     """The block's output in the page: reused or run, in a session or alone; recorded."""
     if options.get("session"):  # its output is known once its session is filled in
-        output, run = session_runs.format_in_session(build, language, options)
+        output, run = session_runs.format_in_session(build, options)
     else:
-        output, run = blocks.format_alone(build, language, options)
+        output, run = blocks.format_alone(build, options)
         blocks.note_shown(run, options, output)
     build.runs.append(run)
     return blocks.wrapped(options, output, run)
 
 
-def formatter(build: BuildState, language: str) -> Callable[..., str]:
-    """markdown-exec's formatter for ``language`` in ``build``."""
+def formatter(build: BuildState) -> Callable[..., str]:
+    """markdown-exec's formatter for a Python block in ``build``."""
 
     def format_python(**options: Any) -> str:
-        return format_block(build, language, options)
+        return format_block(build, options)
 
     return format_python
 
@@ -52,7 +52,7 @@ def install_formatters(build: BuildState) -> None:
     import markdown_exec
 
     for language in LANGUAGES:
-        markdown_exec.formatters[language] = formatter(build, language)
+        markdown_exec.formatters[language] = formatter(build)
 
 
 def drop_examples_modules() -> list[str]:

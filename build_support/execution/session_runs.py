@@ -54,7 +54,7 @@ def fill_sessions(build: BuildState, page: str, content: str) -> str:
     return content
 
 
-def format_in_session(build: BuildState, language: str, options: dict[str, Any]) -> tuple[str, Run]:
+def format_in_session(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
     """A slot for the block's output (``Session.fill`` writes it in), and the block's run."""
     name = options["session"]
     session = build.sessions.setdefault((build.page, name), Session([], []))
@@ -74,7 +74,7 @@ def format_in_session(build: BuildState, language: str, options: dict[str, Any])
         slot.ran_on = stored["ran_on"]
         slot.run = run_record(build, options, False, [], stored, session.timed)
     else:
-        _run_block(build, session, language, options, slot)
+        _run_block(build, session, options, slot)
     _keep_if_complete(build, session)
     run, slot.run.ran_on = slot.run, slot.ran_on_token  # the label goes in its slot too
     return slot.output_token, run
@@ -83,7 +83,6 @@ def format_in_session(build: BuildState, language: str, options: dict[str, Any])
 def _run_block(
     build: BuildState,
     session: Session,
-    language: str,
     options: dict[str, Any],
     slot: Slot,
 ) -> None:
@@ -91,25 +90,25 @@ def _run_block(
     if session.entry is not None:  # earlier blocks were reused from the stored run
         session.entry = None
         session.reasons = ["its session's blocks did not match the cache entry"]
-        _run_from_start(build, session, language)
+        _run_from_start(build, session)
     pending = {"html": "", "ran_on": ""}  # completed by _run_in_session
     slot.run = run_record(build, options, True, session.reasons, pending, session.timed)
-    _run_in_session(build, session, language, options, slot)
+    _run_in_session(build, session, options, slot)
 
 
-def _run_from_start(build: BuildState, session: Session, language: str) -> None:
+def _run_from_start(build: BuildState, session: Session) -> None:
     session.run_afresh()
     for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
         slot.run.ran, slot.run.reasons = True, list(session.reasons)
-        _run_in_session(build, session, language, earlier, slot)
+        _run_in_session(build, session, earlier, slot)
 
 
 def _run_in_session(
-    build: BuildState, session: Session, language: str, options: dict[str, Any], slot: Slot
+    build: BuildState, session: Session, options: dict[str, Any], slot: Slot
 ) -> None:
     timed = is_timed(options)
     with reads.recorded() as opened:
-        block, failed = execute(build, language, options, timed, session.namespace)
+        block, failed = execute(build, options, timed, session.namespace)
     session.reads |= reads.digests(opened, build.project_root)
     block["own"] = own_digest(options)
     session.failed |= failed

@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -43,7 +42,7 @@ class Wheel(NamedTuple):
 
 def wheel_name(project: Path, version: str) -> str:
     """The wheel's file name, as hatchling writes it (``hatch_build.py`` sets its version)."""
-    name = tomllib.loads((project / "pyproject.toml").read_text())["project"]["name"]
+    name = section.distribution_name(project)
     return f"{re.sub(r'[-_.]+', '_', name).lower()}-{Version(version)}-py3-none-any.whl"
 
 
