@@ -105,6 +105,7 @@ def medians(runs: list[dict]) -> dict:
     keys = {key for run in runs for key in run if key != "failed"}
     figures = {key: statistics.median(run.get(key, 0) for run in runs) for key in keys}
     figures["failed"] = sorted({audit for run in runs for audit in run["failed"]})
+    figures["runs"] = [(run["performance"], run["tbt"], run["fcp"]) for run in runs]
     return figures
 
 
@@ -174,10 +175,20 @@ def main_thread_lines(row: dict) -> list[str]:
         (key for key in row if key.startswith("main thread: ")), key=row.get, reverse=True
     )
     parts = [f"{key.removeprefix('main thread: ')} {row[key]:,.0f}" for key in kinds]
+    # Each run's score, TBT and FCP: Lantern places FCP before or after the bundle's long tasks
+    # by where the observed first paint fell, so one build's TBT can differ twofold between runs.
+    runs = row["runs"]
     return [
         f"main thread {row['main thread']:,.0f} ms: " + ", ".join(parts[:4]),
         ", ".join(parts[4:]),
         f"long tasks {row['long tasks']:.0f}, the longest {row['longest task']:,.0f} ms",
+        "each run: performance "
+        + ", ".join(f"{performance:.0f}" for performance, _, _ in runs)
+        + "; TBT "
+        + ", ".join(f"{tbt:,.0f}" for _, tbt, _ in runs)
+        + " ms; FCP "
+        + ", ".join(f"{fcp / 1000:.2f}" for _, _, fcp in runs)
+        + " s",
     ]
 
 

@@ -128,3 +128,27 @@ def test_lighthouse_script_judges_the_gzip_deploy_beside_a_stock_reference():
     assert "REFERENCE_MIN = 98" in text and '"tbt": SECTION_TBT_MS' in text
     usage = run_benchmark("lighthouse.py", "--help")
     assert "--plain" in usage and "--attempts" in usage and "--gzip" not in usage
+
+
+def test_lighthouse_script_prints_each_run_of_the_section_page_beside_its_medians():
+    """One build's TBT can differ twofold between runs (where Lantern places FCP): the author
+    sees every run's score, TBT and FCP, not only the medians."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import lighthouse
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    runs = [
+        {"performance": 95, "tbt": 160.0, "fcp": 2010.0, "main thread": 2000.0, "failed": []},
+        {"performance": 88, "tbt": 330.0, "fcp": 1436.0, "main thread": 2400.0, "failed": []},
+        {"performance": 91, "tbt": 280.0, "fcp": 1440.0, "main thread": 2200.0, "failed": []},
+    ]
+    for run in runs:
+        run.update({"main thread: Style & Layout": 700.0, "long tasks": 3, "longest task": 250})
+    row = lighthouse.medians(runs)
+    assert (row["performance"], row["tbt"]) == (91, 280.0)
+    lines = lighthouse.main_thread_lines(row)
+    assert lines[0] == "main thread 2,200 ms: Style & Layout 700"
+    assert lines[-1] == (
+        "each run: performance 95, 88, 91; TBT 160, 330, 280 ms; FCP 2.01, 1.44, 1.44 s"
+    )
