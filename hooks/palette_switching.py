@@ -9,9 +9,10 @@ about 100 ms of a phone's main thread on the section page (benchmarks/main_threa
 ``components/palette`` row), for a rule that changes nothing when the palette does not change.
 
 After the build, this hook writes the theme's ``palette.*.min.css`` into the site again without
-that rule (and without the source map, which no longer matches). The same rule on the class
-``course-palette-switching`` is in course.css, and ``palette-switch.js`` sets that class only
-while the reader switches the palette, so a switch still runs no transition, as in Material.
+that rule (and without the source map, which no longer matches). ``palette-switch.js`` adds the
+same rule, in a ``<style>`` of its own, only while the reader switches the palette, so a switch
+still runs no transition, as in Material, and a page load pays for neither the attribute nor a
+rule ending in ``*``.
 """
 
 from __future__ import annotations
