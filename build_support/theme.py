@@ -27,6 +27,14 @@ def material_stylesheet(config, prefix: str) -> Path:
     return found[0]
 
 
+def serve_rewritten(config, source: Path, css: str) -> None:
+    """Write ``css`` into the built site in place of the theme's stylesheet ``source`` (same
+    name), and drop the source map beside it, which no longer matches."""
+    target = Path(config.site_dir) / "assets" / "stylesheets" / source.name
+    target.write_text(css, encoding="utf-8")
+    target.with_name(f"{source.name}.map").unlink(missing_ok=True)
+
+
 # ---------------------------------------------------------------- rewriting its stylesheets
 
 _GROUPS = ("media", "supports", "layer", "container")  # at-rules that hold rules

@@ -17,11 +17,9 @@ rule ending in ``*``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from mkdocs.exceptions import PluginError
 
-from build_support.theme import material_stylesheet, without_selectors
+from build_support.theme import material_stylesheet, serve_rewritten, without_selectors
 
 SWITCHING = "[data-md-color-switching]"
 
@@ -39,6 +37,4 @@ def on_post_build(config):
             f"palette_switching: expected 3 {SWITCHING} selectors in {source}, found {dropped}: "
             "Material's palette changed; see the hook's docstring"
         )
-    target = Path(config.site_dir) / "assets" / "stylesheets" / source.name
-    target.write_text(css, encoding="utf-8")
-    (target.parent / f"{source.name}.map").unlink(missing_ok=True)
+    serve_rewritten(config, source, css)

@@ -25,7 +25,7 @@ from mkdocs.exceptions import PluginError
 
 from build_support import theme
 from build_support.caching.cache import Cache, key_of
-from build_support.theme import material_stylesheet, without_selectors
+from build_support.theme import material_stylesheet, serve_rewritten, without_selectors
 
 _TAB_COUNT = re.compile(r'class="tabbed-set[^"]*"[^>]*\bdata-tabs="\d+:(\d+)"')
 _POSITION = re.compile(r":nth-child\((\d+)\)")
@@ -70,9 +70,7 @@ def on_post_page(output, page, config):
 
 def on_post_build(config):
     source = material_stylesheet(config, "main")
-    target = Path(config.site_dir) / "assets" / "stylesheets" / source.name
-    target.write_text(_stylesheet(source, _rules.most, config), encoding="utf-8")
-    (target.parent / f"{source.name}.map").unlink(missing_ok=True)
+    serve_rewritten(config, source, _stylesheet(source, _rules.most, config))
 
 
 def _stylesheet(source: Path, most: int, config) -> str:
