@@ -10,7 +10,7 @@ from testkit.hooks import load_hook
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.site import page, site_prefix
 
-first_marks_per_section = load_hook("glossary_marks").first_marks_per_section
+first_marks = load_hook("glossary_marks").first_marks
 
 ABBREVIATIONS = ROOT / "docs" / "includes" / "abbreviations.md"
 _ABBREVIATION = re.compile(r"^\*\[(?P<term>[^\]]+)\]: (?P<text>.+)$", re.MULTILINE)
@@ -89,41 +89,37 @@ def test_glossary_lists_its_sources_like_the_section_does(built_site):
         assert source.find("a", href=re.compile(r"^https://")), text
 
 
-def _sections(article) -> list[list]:
-    """The article's elements, cut at each h2 (the part before the first h2 is one too)."""
-    sections: list[list] = [[]]
-    for element in article.find_all(recursive=False):
-        if element.name == "h2":
-            sections.append([])
-        sections[-1].append(element)
-    return sections
-
-
-def test_each_term_is_marked_once_in_each_section(built_site):
+def test_each_term_used_on_the_page_is_marked_once_at_its_first_use(built_site):
+    """One tooltip per term on the page (Material mounts a component for each), on its first
+    use in the running text, and no term the text uses is left without one."""
     article = page(built_site, SECTION_PAGE).select_one("article")
-    marked_sections = 0
-    for section in _sections(article):
-        marks = [
-            abbr.get_text().lower()
-            for element in section
-            if element.name not in ("h1", "h2", "h3", "h4")
-            for abbr in element("abbr")
-        ]
-        assert len(marks) == len(set(marks)), f"a term marked twice in one section: {marks}"
-        marked_sections += bool(marks)
-    assert marked_sections >= 5  # the terms are marked through the page, not only at its top
+    for unmarked in article.select("h1, h2, h3, h4, pre, code, script"):
+        unmarked.decompose()  # headings keep their marks; code has none
+    marks = [abbr.get_text() for abbr in article("abbr")]
+    assert len(marks) == len(set(marks)), f"a term marked twice: {sorted(marks)}"
+    for abbr in article("abbr"):
+        abbr.replace_with(MARK + abbr.get_text())
+    text = article.get_text(" ")
+    used = [term for term in tooltips() if re.search(rf"\b{re.escape(term)}\b", text)]
+    assert sorted(marks) == sorted(used)
+    assert len(used) >= 8  # the section uses most of the glossary's terms
+    for term in used:
+        first_use = re.search(rf"\b{re.escape(term)}\b", text).start()
+        assert text[first_use - 1] == MARK, f"{term}: its first use is not the marked one"
 
 
-def test_the_first_use_in_a_section_keeps_the_mark():
+MARK = "\x00"
+
+
+def test_only_the_first_use_on_the_page_keeps_the_mark():
     batch = '<abbr title="A group of samples.">batch</abbr>'
     html = (
         f"<p>A {batch} and a {batch}.</p><h2 id='a'>Two {batch}es</h2>"
         f"<h2 id='b'>On {batch}</h2><p>The {batch.replace('batch', 'Batch')} and the {batch}.</p>"
     )
-    thinned = first_marks_per_section(html)
-    assert thinned == (
+    assert first_marks(html) == (
         f"<p>A {batch} and a batch.</p><h2 id='a'>Two {batch}es</h2>"
-        f"<h2 id='b'>On {batch}</h2><p>The {batch.replace('batch', 'Batch')} and the batch.</p>"
+        f"<h2 id='b'>On {batch}</h2><p>The Batch and the batch.</p>"
     )
 
 
