@@ -2,7 +2,7 @@
 and benchmarks/lighthouse.py measure it): its charts carry no group that only costs, the
 heavy blocks below the fold are skipped until a reader nears them, yet print whole, and
 Material's stylesheets are served without the rules that cost the most (tabs no page has, the
-palette's switching rule)."""
+palette's switching rule), and the page is styled as enhanced from the start."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from bs4 import BeautifulSoup
 from build_support.theme import split_selectors
 from testkit.hooks import load_hook
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
+from testkit.serving import serve
 from testkit.site import page
 
 without_unstyled_spans = load_hook("code_spans").without_unstyled_spans
@@ -189,3 +190,36 @@ def test_the_served_palette_stylesheet_has_no_rule_on_the_switching_attribute(bu
     assert "data-md-color-switching" not in served.read_text()
     assert served.read_text() == without_switching_rule(MATERIAL_PALETTE_CSS.read_text())[0]
     assert not served.with_name(served.name + ".map").exists()
+
+
+# ------------------------------------- html.js from the head (overrides/main.html, extrahead)
+
+ROOT_CLASS = "document.documentElement.className"
+
+
+def test_the_page_is_styled_as_enhanced_before_material_s_bundle_runs(browser, built_site):
+    """With Material's bundle never loaded, <html> is already "js": the head's script swaps it,
+    so the bundle's own swap changes nothing (before, it restyled the whole painted page).
+    With scripts off it stays "no-js", and Material's fallbacks hold: no search button."""
+    with serve(built_site) as base:
+        url = f"{base}{SECTION_PAGE}/"
+        context = browser.new_context()
+        context.route(re.compile(r".*/bundle\.[0-9a-f]+\.min\.js$"), lambda route: route.abort())
+        tab = context.new_page()
+        bundle = []
+        tab.on("requestfailed", lambda request: bundle.append(request.url))
+        tab.goto(url, wait_until="load")
+        without_bundle = tab.evaluate(ROOT_CLASS)
+        context.close()
+
+        context = browser.new_context(java_script_enabled=False)
+        tab = context.new_page()
+        tab.goto(url, wait_until="load")
+        without_scripts = tab.evaluate(ROOT_CLASS)
+        search_button = tab.locator("label.md-header__button[for=__search]").first
+        search_shown = search_button.is_visible()
+        context.close()
+    assert bundle, "the bundle was not requested, so not blocked"
+    assert without_bundle.split() == ["js"]
+    assert without_scripts.split() == ["no-js"]
+    assert not search_shown
