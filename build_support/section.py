@@ -24,9 +24,14 @@ _SITE_URL = re.compile(r"^site_url: *['\"]?([^'\"\s#]+)", re.MULTILINE)
 _VERSION = re.compile(r"\A---\n.*?^version: *(\S+)$.*?^---$", re.MULTILINE | re.DOTALL)
 
 
+def _pyproject(root: Path) -> dict:
+    """pyproject.toml, read afresh (it may change between the builds of one mkdocs serve)."""
+    return tomllib.loads((root / "pyproject.toml").read_text())
+
+
 def page_path(root: Path = ROOT) -> Path:
     """The section page, relative to the project's ``root``: ``docs/<name>.md``."""
-    table = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["course"]
+    table = _pyproject(root)["tool"]["course"]
     return Path(table["section-page"])
 
 
@@ -38,7 +43,7 @@ def page_name(root: Path = ROOT) -> str:
 def package_name(root: Path = ROOT) -> str:
     """The import name of the package the pages run and readers install: the one package of
     pyproject.toml's wheel (``examples``)."""
-    table = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    table = _pyproject(root)["tool"]["hatch"]["build"]
     packages = table["targets"]["wheel"].get("packages")
     if not (isinstance(packages, list) and len(packages) == 1 and isinstance(packages[0], str)):
         raise ValueError(
@@ -63,12 +68,12 @@ def site_url(root: Path = ROOT) -> str:
 
 def distribution_name(root: Path = ROOT) -> str:
     """The wheel's distribution name: ``[project] name`` in pyproject.toml."""
-    return tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"]
+    return _pyproject(root)["project"]["name"]
 
 
 def gpu_extra(root: Path = ROOT) -> str:
     """The name of the wheel's extra for NVIDIA GPUs (``cuda12``): ``[tool.course] gpu-extra``."""
-    return tomllib.loads((root / "pyproject.toml").read_text())["tool"]["course"]["gpu-extra"]
+    return _pyproject(root)["tool"]["course"]["gpu-extra"]
 
 
 def version(root: Path = ROOT) -> str:

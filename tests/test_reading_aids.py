@@ -89,6 +89,9 @@ def test_glossary_lists_its_sources_like_the_section_does(built_site):
         assert source.find("a", href=re.compile(r"^https://")), text
 
 
+MARK = "\x00"  # stands in front of each marked term, so its place in the text is known
+
+
 def test_each_term_used_on_the_page_is_marked_once_at_its_first_use(built_site):
     """One tooltip per term on the page (Material mounts a component for each), on its first
     use in the running text, and no term the text uses is left without one."""
@@ -106,9 +109,6 @@ def test_each_term_used_on_the_page_is_marked_once_at_its_first_use(built_site):
     for term in used:
         first_use = re.search(rf"\b{re.escape(term)}\b", text).start()
         assert text[first_use - 1] == MARK, f"{term}: its first use is not the marked one"
-
-
-MARK = "\x00"
 
 
 def test_only_the_first_use_on_the_page_keeps_the_mark():
