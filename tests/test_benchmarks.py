@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,15 @@ def run_benchmark(script: str, *args: str) -> str:
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def benchmark_module(name: str):
+    """``benchmarks/<name>.py`` imported; the scripts import their siblings by plain name."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
 
 
 def test_throughput_script_prints_every_section_and_the_target_count():
@@ -99,11 +109,7 @@ def test_code_shape_counts_lines_of_modules_functions_and_classes(tmp_path):
 
 def test_the_course_scale_benchmark_generates_pages_that_call_the_package():
     assert "usage:" in run_benchmark("course_scale.py", "--help")
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import course_scale
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    course_scale = benchmark_module("course_scale")
     page = course_scale.page(7)
     assert page.count('```python exec="on" id="course-7-') == len(course_scale.BLOCKS) == 8
     counting = ("scalar_multiply_count", "scaling_table")  # what examples/counting.py defines
@@ -133,11 +139,7 @@ def test_lighthouse_script_judges_the_gzip_deploy_beside_a_stock_reference():
 def test_lighthouse_script_prints_each_run_of_the_section_page_beside_its_medians():
     """One build's TBT can differ twofold between runs (where Lantern places FCP): the author
     sees every run's score, TBT and FCP, not only the medians."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import lighthouse
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    lighthouse = benchmark_module("lighthouse")
     runs = [
         {"performance": 95, "tbt": 160.0, "fcp": 2010.0, "main thread": 2000.0, "failed": []},
         {"performance": 88, "tbt": 330.0, "fcp": 1436.0, "main thread": 2400.0, "failed": []},
