@@ -1,12 +1,12 @@
-"""Material's palette stylesheet without the rule that restyles the whole page on every load.
+"""Material's palette stylesheet without the rule it restyled the whole page with on every load.
 
 Material turns CSS transitions off while it switches the colour palette, with one rule:
 ``[data-md-color-switching] *`` (and ``:before``, ``:after``) ``{transition-duration: 0s}``. Its
-palette component also applies the stored palette as every page loads: it sets that attribute on
-``<body>``, then removes it a task later. A rule on a body attribute over ``*`` makes each of
-those two changes invalidate every element, so the page is restyled whole twice while it loads:
-about 100 ms of a phone's main thread on the section page (benchmarks/main_thread.py, the
-``components/palette`` row), for a rule that changes nothing when the palette does not change.
+palette component sets that attribute on ``<body>`` as every page loads, then removes it a task
+later, and each change invalidated every element: the page was restyled whole twice while it
+loaded (about 100 ms of a phone's main thread on the section page, benchmarks/main_thread.py).
+The site no longer mounts that component (overrides/partials/palette.html), so nothing sets the
+attribute; the rule would still end in ``*``, and be tried on every element at every restyle.
 
 After the build, this hook writes the theme's ``palette.*.min.css`` into the site again without
 that rule (and without the source map, which no longer matches). ``palette-switch.js`` adds the

@@ -123,7 +123,7 @@ def test_main_thread_script_maps_the_bundle_and_counts_passes_beside_the_stock_p
     for line in ("elements restyled, all passes", "per phase", "style and layout passes forced"):
         assert line in out
     # Material's bundle read through its source map: its own modules are named
-    assert "components/palette/index.ts" in out and "rxjs (library)" in out
+    assert "browser/viewport/offset/index.ts" in out and "rxjs (library)" in out
     restyled = next(line for line in out.splitlines() if line.startswith("elements restyled"))
     section, stock = (int(figure) for figure in restyled.split()[4:6])
     assert section > stock > 0

@@ -149,9 +149,9 @@ def test_instant_navigation_draws_the_diagram(browser, site_url, version_root):
     page.wait_for_url(f"**/{SECTION_PAGE}/")
     page.wait_for_function(f"({DRAWN_DIAGRAMS})().length >= 1", timeout=20_000)
     assert page.evaluate("() => performance.getEntriesByType('navigation').length") == 1
-    # Switched to the dark scheme with Material's toggle, the diagram follows.
+    # Switched to the dark scheme with the header's toggle, the diagram follows.
     light = page.evaluate(DRAWN_DIAGRAMS)
-    page.locator("form[data-md-component=palette] label:visible").first.click()
+    page.locator("[data-course-palette] label:visible").first.click()
     page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
     dark = page.evaluate(DRAWN_DIAGRAMS)
     assert len(light) == len(dark) == 1 and light != dark
@@ -162,7 +162,7 @@ def test_instant_navigation_draws_the_diagram(browser, site_url, version_root):
 SWITCH_AND_LISTEN = """async () => {
   const started = [];
   document.addEventListener("transitionrun", (event) => started.push(event.propertyName));
-  document.querySelector("form[data-md-component=palette] label:not([hidden])").click();
+  document.querySelector("[data-course-palette] label:not([hidden])").click();
   await new Promise((resolve) => setTimeout(resolve, 600));
   const left = document.querySelectorAll("style[data-course-palette-switching]").length;
   return [document.body.dataset.mdColorScheme, left, started.length];

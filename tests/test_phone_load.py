@@ -7,6 +7,7 @@ palette's switching rule), and the page is styled as enhanced from the start."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import material
@@ -220,6 +221,72 @@ def test_the_page_is_styled_as_enhanced_before_material_s_bundle_runs(browser, b
         search_shown = search_button.is_visible()
         context.close()
     assert bundle, "the bundle was not requested, so not blocked"
-    assert without_bundle.split() == ["js"]
+    assert without_bundle.split() == ["js", "js-focus-visible"]
     assert without_scripts.split() == ["no-js"]
     assert not search_shown
+
+
+# Every change to a stylesheet <link>'s href, with whether the body existed yet.
+WATCH_STYLESHEET_LINKS = """
+window.__stylesheetLinkChanges = [];
+new MutationObserver((records) => {
+  for (const record of records)
+    if (record.target.matches("link[rel=stylesheet]"))
+      window.__stylesheetLinkChanges.push(document.body === null ? "before the body" : "later");
+}).observe(document, { attributes: true, attributeFilter: ["href"], subtree: true });
+"""
+
+
+STYLESHEET_HREFS = """[...document.querySelectorAll("link[rel=stylesheet]")]
+  .map((link) => link.getAttribute("href"))"""
+
+
+def test_material_s_bundle_changes_nothing_on_html_and_no_stylesheet_link(browser, built_site):
+    """Material's bundle marks <html> for its focus-visible polyfill, and its instant navigation
+    makes every relative link absolute; for a stylesheet's <link>, Chromium then applies the
+    sheet again. Each restyled the whole page while it loaded. The head's script makes the same
+    changes before the body exists, so the bundle finds nothing left to change."""
+    with serve(built_site) as base:
+        context = browser.new_context()
+        context.add_init_script(WATCH_STYLESHEET_LINKS)
+        tab = context.new_page()
+        tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+        changes = tab.evaluate("window.__stylesheetLinkChanges")
+        links = tab.evaluate(STYLESHEET_HREFS)
+        root = (
+            tab.evaluate(ROOT_CLASS),
+            tab.evaluate("document.documentElement.hasAttribute('data-js-focus-visible')"),
+        )
+        context.close()
+    assert len(links) == 3 and all(href.startswith(base) for href in links)
+    assert changes == ["before the body"] * len(links)
+    assert root == ("js js-focus-visible", True)
+    # Without the bundle, the polyfill's marks stay on <html>: they must style nothing.
+    for stylesheet in MATERIAL_CSS.parent.glob("*.min.css"):
+        assert "js-focus-visible" not in stylesheet.read_text()
+
+
+PAINT_AND_STYLESHEET = """() => [
+  performance.getEntriesByName("first-contentful-paint")[0].startTime,
+  performance.getEntriesByType("resource").find((r) => r.name.includes("/main.")).responseEnd,
+]"""
+
+
+def test_the_first_paint_still_waits_for_the_stylesheets_the_head_s_script_relinks(
+    browser, built_site
+):
+    """Relinked by a script, a stylesheet must still block the first paint: with Material's
+    stylesheet slow to arrive, the page is not painted unstyled first."""
+
+    def slow(route):
+        time.sleep(1.0)
+        route.continue_()
+
+    with serve(built_site) as base:
+        context = browser.new_context()
+        context.route(re.compile(r".*/main\.[0-9a-f]+\.min\.css$"), slow)
+        tab = context.new_page()
+        tab.goto(f"{base}{SECTION_PAGE}/", wait_until="load")
+        painted, arrived = tab.evaluate(PAINT_AND_STYLESHEET)
+        context.close()
+    assert arrived > 1000 and painted >= arrived

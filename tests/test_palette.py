@@ -1,0 +1,157 @@
+"""The header's palette toggle (overrides/partials/palette.html, its script in
+overrides/partials/javascripts/palette.html, and palette-switch.js): Material's markup and stored
+choice, switched without Material's palette component, whose color-scheme <meta> restyled the
+whole page twice on every load. What a reader sees must not change: the toggle for the palette in
+use, a choice that holds from page to page (now before Material's bundle has run), the system's
+setting on a first visit, Enter on the toggle, the browser's bar in the header's colour, and the
+browser's own parts in the scheme's colours."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from testkit.project import SECTION_PAGE
+from testkit.serving import serve
+
+BUNDLE = re.compile(r".*/bundle\.[0-9a-f]+\.min\.js$")
+
+STATE = """() => ({
+  scheme: document.body.dataset.mdColorScheme,
+  rootScheme: getComputedStyle(document.documentElement).colorScheme,
+  toggles: [...document.querySelectorAll("[data-course-palette] label")]
+    .filter((label) => !label.hidden)
+    .map((label) => label.htmlFor),
+  stored: Object.keys(localStorage).filter((key) => key.endsWith("__palette")).length,
+})"""
+
+TOGGLE = "[data-course-palette] label:not([hidden])"
+
+
+@pytest.fixture(scope="module")
+def base(built_site):
+    with serve(built_site) as origin:
+        yield origin
+
+
+def state(tab) -> dict:
+    return tab.evaluate(STATE)
+
+
+def test_a_first_visit_takes_the_system_s_setting_before_material_s_bundle_runs(browser, base):
+    for system, scheme, root_scheme, toggle_for in (
+        ("light", "default", "normal", "__palette_1"),
+        ("dark", "slate", "dark", "__palette_0"),
+    ):
+        context = browser.new_context(color_scheme=system)
+        context.route(BUNDLE, lambda route: route.abort())
+        tab = context.new_page()
+        tab.goto(f"{base}{SECTION_PAGE}/", wait_until="load")
+        assert state(tab) == {
+            "scheme": scheme,
+            "rootScheme": root_scheme,
+            "toggles": [toggle_for],  # one toggle shown: to the other palette
+            "stored": 0,  # nothing chosen yet: the site follows the system
+        }, system
+        context.close()
+
+
+def test_a_reader_s_choice_holds_on_the_next_page_before_material_s_bundle_runs(browser, base):
+    context = browser.new_context(color_scheme="light")
+    tab = context.new_page()
+    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.locator(TOGGLE).click()
+    tab.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    chosen = state(tab)
+    context.route(BUNDLE, lambda route: route.abort())
+    tab.goto(f"{base}glossary/", wait_until="load")
+    assert (
+        state(tab)
+        == chosen
+        == {
+            "scheme": "slate",
+            "rootScheme": "dark",
+            "toggles": ["__palette_0"],
+            "stored": 1,
+        }
+    )
+    context.close()
+
+
+def test_the_stored_choice_is_material_s_so_its_pages_read_it_too(browser, base):
+    """Older versions of the site, built with Material's palette component, read the same key."""
+    context = browser.new_context(color_scheme="light")
+    tab = context.new_page()
+    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.locator(TOGGLE).click()
+    stored = tab.evaluate("__md_get('__palette')")
+    inputs = tab.evaluate(
+        """[...document.querySelectorAll("[data-course-palette] > input")].map((input) =>
+             Object.fromEntries(["media", "scheme", "primary", "accent"].map((key) =>
+               [key, input.getAttribute(`data-md-color-${key}`)])))"""
+    )
+    context.close()
+    assert stored == {"index": 1, "color": inputs[1]}
+
+
+def test_enter_on_the_toggle_switches_and_the_focus_follows_the_palette_chosen(browser, base):
+    """As in Material: Enter picks the next palette, and its radio button takes the focus."""
+    context = browser.new_context(color_scheme="light")
+    tab = context.new_page()
+    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.focus("#__palette_1")
+    focused = []
+    for scheme in ("slate", "default"):
+        tab.keyboard.press("Enter")
+        tab.wait_for_function(f"document.body.dataset.mdColorScheme === '{scheme}'")
+        focused.append(tab.evaluate("document.activeElement.id"))
+    context.close()
+    assert focused == ["__palette_1", "__palette_0"]
+
+
+HEADER_AND_BAR = """() => [
+  getComputedStyle(document.querySelector(".md-header")).backgroundColor,
+  document.querySelector("meta[name=theme-color]")?.content,
+]"""
+
+
+def test_the_browser_s_bar_takes_the_header_s_colour_after_load_and_after_a_switch(browser, base):
+    context = browser.new_context(color_scheme="light")
+    tab = context.new_page()
+    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.wait_for_function("document.querySelector('meta[name=theme-color]')")
+    header, bar = tab.evaluate(HEADER_AND_BAR)
+    assert bar == header and header.startswith("rgb")
+    tab.evaluate("document.body.style.setProperty('--md-primary-fg-color', '#123456')")
+    tab.locator(TOGGLE).click()
+    header, bar = tab.evaluate(HEADER_AND_BAR)
+    assert bar == header == "rgb(18, 52, 86)"
+    context.close()
+
+
+# Recorded from before the page's first byte: every color-scheme <meta> added or changed.
+WATCH_COLOR_SCHEME_META = """
+window.__colorSchemeMeta = [];
+new MutationObserver((records) => {
+  for (const record of records) {
+    const nodes = record.type === "attributes" ? [record.target] : [...record.addedNodes];
+    for (const node of nodes)
+      if (node.nodeName === "META" && node.getAttribute("name") === "color-scheme")
+        window.__colorSchemeMeta.push(record.type);
+  }
+}).observe(document, { childList: true, subtree: true, attributes: true });
+"""
+
+
+def test_loading_a_page_adds_or_changes_no_color_scheme_meta(browser, base):
+    """Chromium restyles the whole page for each change to a color-scheme <meta>; Material's
+    palette component made two on every load."""
+    context = browser.new_context(color_scheme="dark")
+    context.add_init_script(WATCH_COLOR_SCHEME_META)
+    tab = context.new_page()
+    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.wait_for_function("document.querySelector('meta[name=theme-color]')")
+    assert tab.evaluate("window.__colorSchemeMeta") == []
+    assert state(tab)["scheme"] == "slate"
+    context.close()
