@@ -80,7 +80,8 @@ def test_a_reader_s_choice_holds_on_the_next_page_before_material_s_bundle_runs(
 
 
 def test_the_stored_choice_is_material_s_so_its_pages_read_it_too(browser, base):
-    """Older versions of the site, built with Material's palette component, read the same key."""
+    """A choice stored by Material's palette component (a build before this one) still holds, and
+    pages built with that component read the ones stored here."""
     context = browser.new_context(color_scheme="light")
     tab = context.new_page()
     tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")

@@ -48,7 +48,7 @@ function switchTo(index) {
     if (label) label.hidden = i !== index;
   });
   current = index;
-  __md_set("__palette", { index, color }); // Material's key and shape: its pages read it too
+  __md_set("__palette", { index, color }); // Material's key and shape, both ways
   matchBrowserBar();
 }
 
