@@ -4,12 +4,16 @@ playwright; the browser itself is found by ``build_support.browser``."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, Page
 
 from .serving import LOCAL_HOST
+
+MATERIAL_BUNDLE = re.compile(r".*/bundle\.[0-9a-f]+\.min\.js$")
+"""The URL of Material's script bundle: what a test blocks to see a page before it runs."""
 
 SCHEMES = ("light", "dark")
 """Material's two colour schemes: every page is checked in both."""

@@ -21,6 +21,15 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def served_site(built_site: Path):
+    """The session's build served over HTTP from 127.0.0.1: its base URL, ending in /."""
+    from testkit.serving import serve
+
+    with serve(built_site) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
 def build_log(built_site: Path) -> str:
     """What the session's strict build printed (mkdocs logs to stderr)."""
     return built_site.with_name("build.log").read_text()

@@ -15,14 +15,12 @@ from email.parser import Parser
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-import pytest
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
 from build_support import section
 from build_support.publishing.wheel_build import WHEEL_SOURCES
 from testkit.project import ROOT, SECTION_PAGE
-from testkit.serving import serve
 from testkit.site import INSTALL, page, served_wheel
 
 UV = str(Path(sys.executable).with_name("uv"))
@@ -120,12 +118,6 @@ def resolved(requirement: str) -> dict[str, str]:
     return {name: version for name, version in pins}
 
 
-@pytest.fixture(scope="module")
-def served(built_site):
-    with serve(built_site) as base:
-        yield base
-
-
 def local(requirement: str, base: str) -> str:
     """The requirement with the wheel's host swapped for the local server's (path kept)."""
     head, url = requirement.rsplit(" ", 1) if " @ " in requirement else ("", requirement)
@@ -135,19 +127,19 @@ def local(requirement: str, base: str) -> str:
 
 
 def test_the_gpu_line_as_printed_resolves_jax_with_its_cuda_plugin_at_one_version(
-    built_site, served
+    built_site, served_site
 ):
     lines = box_lines(built_site, SECTION_PAGE)
     cpu, gpu = lines.values()
     # The line as a shell reads it: python -m pip install, then one requirement.
     words = shlex.split(gpu)
     assert words[:4] == ["python", "-m", "pip", "install"] and len(words) == 5, words
-    gpu_pins = resolved(local(words[4], served))
+    gpu_pins = resolved(local(words[4], served_site))
     jax = pinned_jax(requires(served_wheel(built_site)))
     assert gpu_pins["jax"] == jax
     assert gpu_pins["jax-cuda12-plugin"] == jax, gpu_pins
     assert gpu_pins["jax-cuda12-pjrt"] == jax, gpu_pins
     assert gpu_pins["jaxlib"] == jax
     # The CPU line, the same way: no CUDA plugin.
-    cpu_pins = resolved(local(shlex.split(cpu)[4], served))
+    cpu_pins = resolved(local(shlex.split(cpu)[4], served_site))
     assert cpu_pins["jax"] == jax and "jax-cuda12-plugin" not in cpu_pins, cpu_pins

@@ -9,13 +9,12 @@ browser's own parts in the scheme's colours."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-import pytest
+import material
 
-from testkit.project import SECTION_PAGE
-from testkit.serving import serve
-
-BUNDLE = re.compile(r".*/bundle\.[0-9a-f]+\.min\.js$")
+from testkit.browser_pages import MATERIAL_BUNDLE
+from testkit.project import ROOT, SECTION_PAGE
 
 STATE = """() => ({
   scheme: document.body.dataset.mdColorScheme,
@@ -29,25 +28,21 @@ STATE = """() => ({
 TOGGLE = "[data-course-palette] label:not([hidden])"
 
 
-@pytest.fixture(scope="module")
-def base(built_site):
-    with serve(built_site) as origin:
-        yield origin
-
-
 def state(tab) -> dict:
     return tab.evaluate(STATE)
 
 
-def test_a_first_visit_takes_the_system_s_setting_before_material_s_bundle_runs(browser, base):
+def test_a_first_visit_takes_the_system_s_setting_before_material_s_bundle_runs(
+    browser, served_site
+):
     for system, scheme, root_scheme, toggle_for in (
         ("light", "default", "normal", "__palette_1"),
         ("dark", "slate", "dark", "__palette_0"),
     ):
         context = browser.new_context(color_scheme=system)
-        context.route(BUNDLE, lambda route: route.abort())
+        context.route(MATERIAL_BUNDLE, lambda route: route.abort())
         tab = context.new_page()
-        tab.goto(f"{base}{SECTION_PAGE}/", wait_until="load")
+        tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="load")
         assert state(tab) == {
             "scheme": scheme,
             "rootScheme": root_scheme,
@@ -57,15 +52,17 @@ def test_a_first_visit_takes_the_system_s_setting_before_material_s_bundle_runs(
         context.close()
 
 
-def test_a_reader_s_choice_holds_on_the_next_page_before_material_s_bundle_runs(browser, base):
+def test_a_reader_s_choice_holds_on_the_next_page_before_material_s_bundle_runs(
+    browser, served_site
+):
     context = browser.new_context(color_scheme="light")
     tab = context.new_page()
-    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.locator(TOGGLE).click()
     tab.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
     chosen = state(tab)
-    context.route(BUNDLE, lambda route: route.abort())
-    tab.goto(f"{base}glossary/", wait_until="load")
+    context.route(MATERIAL_BUNDLE, lambda route: route.abort())
+    tab.goto(f"{served_site}glossary/", wait_until="load")
     assert (
         state(tab)
         == chosen
@@ -79,12 +76,12 @@ def test_a_reader_s_choice_holds_on_the_next_page_before_material_s_bundle_runs(
     context.close()
 
 
-def test_the_stored_choice_is_material_s_so_its_pages_read_it_too(browser, base):
+def test_the_stored_choice_is_material_s_so_its_pages_read_it_too(browser, served_site):
     """A choice stored by Material's palette component (a build before this one) still holds, and
     pages built with that component read the ones stored here."""
     context = browser.new_context(color_scheme="light")
     tab = context.new_page()
-    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.locator(TOGGLE).click()
     stored = tab.evaluate("__md_get('__palette')")
     inputs = tab.evaluate(
@@ -96,11 +93,13 @@ def test_the_stored_choice_is_material_s_so_its_pages_read_it_too(browser, base)
     assert stored == {"index": 1, "color": inputs[1]}
 
 
-def test_enter_on_the_toggle_switches_and_the_focus_follows_the_palette_chosen(browser, base):
+def test_enter_on_the_toggle_switches_and_the_focus_follows_the_palette_chosen(
+    browser, served_site
+):
     """As in Material: Enter picks the next palette, and its radio button takes the focus."""
     context = browser.new_context(color_scheme="light")
     tab = context.new_page()
-    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.focus("#__palette_1")
     focused = []
     for scheme in ("slate", "default"):
@@ -117,10 +116,12 @@ HEADER_AND_BAR = """() => [
 ]"""
 
 
-def test_the_browser_s_bar_takes_the_header_s_colour_after_load_and_after_a_switch(browser, base):
+def test_the_browser_s_bar_takes_the_header_s_colour_after_load_and_after_a_switch(
+    browser, served_site
+):
     context = browser.new_context(color_scheme="light")
     tab = context.new_page()
-    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.wait_for_function("document.querySelector('meta[name=theme-color]')")
     header, bar = tab.evaluate(HEADER_AND_BAR)
     assert bar == header and header.startswith("rgb")
@@ -145,14 +146,28 @@ new MutationObserver((records) => {
 """
 
 
-def test_loading_a_page_adds_or_changes_no_color_scheme_meta(browser, base):
+def test_loading_a_page_adds_or_changes_no_color_scheme_meta(browser, served_site):
     """Chromium restyles the whole page for each change to a color-scheme <meta>; Material's
     palette component made two on every load."""
     context = browser.new_context(color_scheme="dark")
     context.add_init_script(WATCH_COLOR_SCHEME_META)
     tab = context.new_page()
-    tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.wait_for_function("document.querySelector('meta[name=theme-color]')")
     assert tab.evaluate("window.__colorSchemeMeta") == []
     assert state(tab)["scheme"] == "slate"
     context.close()
+
+
+COMMENT = re.compile(r"\{#.*?#\}\s*", re.DOTALL)
+
+
+def test_the_toggle_is_material_s_markup_but_for_the_component_it_mounts():
+    """overrides/partials/palette.html is a copy of Material's partial: after an upgrade of
+    Material it must still be the same, but for the one attribute."""
+    theirs = Path(material.__file__).parent / "templates" / "partials" / "palette.html"
+    ours = ROOT / "overrides" / "partials" / "palette.html"
+    expected = COMMENT.sub("", theirs.read_text()).replace(
+        'data-md-component="palette"', "data-course-palette"
+    )
+    assert COMMENT.sub("", ours.read_text()) == expected

@@ -16,9 +16,9 @@ import tinycss2
 from bs4 import BeautifulSoup
 
 from build_support.theme import split_selectors
+from testkit.browser_pages import MATERIAL_BUNDLE
 from testkit.hooks import load_hook
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
-from testkit.serving import serve
 from testkit.site import page
 
 without_unstyled_spans = load_hook("code_spans").without_unstyled_spans
@@ -198,28 +198,27 @@ def test_the_served_palette_stylesheet_has_no_rule_on_the_switching_attribute(bu
 ROOT_CLASS = "document.documentElement.className"
 
 
-def test_the_page_is_styled_as_enhanced_before_material_s_bundle_runs(browser, built_site):
+def test_the_page_is_styled_as_enhanced_before_material_s_bundle_runs(browser, served_site):
     """With Material's bundle never loaded, <html> is already "js": the head's script swaps it,
     so the bundle's own swap changes nothing (before, it restyled the whole painted page).
     With scripts off it stays "no-js", and Material's fallbacks hold: no search button."""
-    with serve(built_site) as base:
-        url = f"{base}{SECTION_PAGE}/"
-        context = browser.new_context()
-        context.route(re.compile(r".*/bundle\.[0-9a-f]+\.min\.js$"), lambda route: route.abort())
-        tab = context.new_page()
-        bundle = []
-        tab.on("requestfailed", lambda request: bundle.append(request.url))
-        tab.goto(url, wait_until="load")
-        without_bundle = tab.evaluate(ROOT_CLASS)
-        context.close()
+    url = f"{served_site}{SECTION_PAGE}/"
+    context = browser.new_context()
+    context.route(MATERIAL_BUNDLE, lambda route: route.abort())
+    tab = context.new_page()
+    bundle = []
+    tab.on("requestfailed", lambda request: bundle.append(request.url))
+    tab.goto(url, wait_until="load")
+    without_bundle = tab.evaluate(ROOT_CLASS)
+    context.close()
 
-        context = browser.new_context(java_script_enabled=False)
-        tab = context.new_page()
-        tab.goto(url, wait_until="load")
-        without_scripts = tab.evaluate(ROOT_CLASS)
-        search_button = tab.locator("label.md-header__button[for=__search]").first
-        search_shown = search_button.is_visible()
-        context.close()
+    context = browser.new_context(java_script_enabled=False)
+    tab = context.new_page()
+    tab.goto(url, wait_until="load")
+    without_scripts = tab.evaluate(ROOT_CLASS)
+    search_button = tab.locator("label.md-header__button[for=__search]").first
+    search_shown = search_button.is_visible()
+    context.close()
     assert bundle, "the bundle was not requested, so not blocked"
     assert without_bundle.split() == ["js", "js-focus-visible"]
     assert without_scripts.split() == ["no-js"]
@@ -241,24 +240,23 @@ STYLESHEET_HREFS = """[...document.querySelectorAll("link[rel=stylesheet]")]
   .map((link) => link.getAttribute("href"))"""
 
 
-def test_material_s_bundle_changes_nothing_on_html_and_no_stylesheet_link(browser, built_site):
+def test_material_s_bundle_changes_nothing_on_html_and_no_stylesheet_link(browser, served_site):
     """Material's bundle marks <html> for its focus-visible polyfill, and its instant navigation
     makes every relative link absolute; for a stylesheet's <link>, Chromium then applies the
     sheet again. Each restyled the whole page while it loaded. The head's script makes the same
     changes before the body exists, so the bundle finds nothing left to change."""
-    with serve(built_site) as base:
-        context = browser.new_context()
-        context.add_init_script(WATCH_STYLESHEET_LINKS)
-        tab = context.new_page()
-        tab.goto(f"{base}{SECTION_PAGE}/", wait_until="networkidle")
-        changes = tab.evaluate("window.__stylesheetLinkChanges")
-        links = tab.evaluate(STYLESHEET_HREFS)
-        root = (
-            tab.evaluate(ROOT_CLASS),
-            tab.evaluate("document.documentElement.hasAttribute('data-js-focus-visible')"),
-        )
-        context.close()
-    assert len(links) == 3 and all(href.startswith(base) for href in links)
+    context = browser.new_context()
+    context.add_init_script(WATCH_STYLESHEET_LINKS)
+    tab = context.new_page()
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
+    changes = tab.evaluate("window.__stylesheetLinkChanges")
+    links = tab.evaluate(STYLESHEET_HREFS)
+    root = (
+        tab.evaluate(ROOT_CLASS),
+        tab.evaluate("document.documentElement.hasAttribute('data-js-focus-visible')"),
+    )
+    context.close()
+    assert len(links) == 3 and all(href.startswith(served_site) for href in links)
     assert changes == ["before the body"] * len(links)
     assert root == ("js js-focus-visible", True)
     # Without the bundle, the polyfill's marks stay on <html>: they must style nothing.
@@ -273,7 +271,7 @@ PAINT_AND_STYLESHEET = """() => [
 
 
 def test_the_first_paint_still_waits_for_the_stylesheets_the_head_s_script_relinks(
-    browser, built_site
+    browser, served_site
 ):
     """Relinked by a script, a stylesheet must still block the first paint: with Material's
     stylesheet slow to arrive, the page is not painted unstyled first."""
@@ -282,11 +280,10 @@ def test_the_first_paint_still_waits_for_the_stylesheets_the_head_s_script_relin
         time.sleep(1.0)
         route.continue_()
 
-    with serve(built_site) as base:
-        context = browser.new_context()
-        context.route(re.compile(r".*/main\.[0-9a-f]+\.min\.css$"), slow)
-        tab = context.new_page()
-        tab.goto(f"{base}{SECTION_PAGE}/", wait_until="load")
-        painted, arrived = tab.evaluate(PAINT_AND_STYLESHEET)
-        context.close()
+    context = browser.new_context()
+    context.route(re.compile(r".*/main\.[0-9a-f]+\.min\.css$"), slow)
+    tab = context.new_page()
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="load")
+    painted, arrived = tab.evaluate(PAINT_AND_STYLESHEET)
+    context.close()
     assert arrived > 1000 and painted >= arrived

@@ -4,12 +4,6 @@
 // (overrides/partials/javascripts/palette.html); this switches it when the reader asks.
 const form = document.querySelector("[data-course-palette]");
 const inputs = [...form.querySelectorAll(":scope > input")];
-const labelOf = (input) =>
-  input.nextElementSibling instanceof HTMLLabelElement ? input.nextElementSibling : null;
-let current = Math.max(
-  0,
-  inputs.findIndex((input) => labelOf(input) && !labelOf(input).hidden),
-);
 
 // No CSS transition runs while the colours change, as in Material; its rule for that is not
 // served (hooks/palette_switching.py), so the same rule is added only while the reader switches
@@ -38,16 +32,7 @@ function matchBrowserBar() {
 
 function switchTo(index) {
   withoutTransitions();
-  const color = {};
-  for (const key of ["media", "scheme", "primary", "accent"]) {
-    color[key] = inputs[index].getAttribute(`data-md-color-${key}`);
-    document.body.setAttribute(`data-md-color-${key}`, color[key]);
-  }
-  inputs.forEach((input, i) => {
-    const label = labelOf(input);
-    if (label) label.hidden = i !== index;
-  });
-  current = index;
+  const color = applyPalette(index); // overrides/partials/javascripts/palette.html
   __md_set("__palette", { index, color }); // Material's key and shape, both ways
   matchBrowserBar();
 }
@@ -55,9 +40,12 @@ function switchTo(index) {
 // Each toggle is a label for the next palette's radio button: choosing it is a change.
 form.addEventListener("change", (event) => switchTo(inputs.indexOf(event.target)));
 
-// Enter on the focused toggle switches too, as in Material.
+// Enter on the focused toggle switches too, as in Material: to the palette after the one shown.
 form.addEventListener("keydown", (event) => {
   if (event.key !== "Enter") return;
+  const current = inputs.findIndex(
+    (input) => input.nextElementSibling instanceof HTMLLabelElement && !input.nextElementSibling.hidden,
+  );
   const next = inputs[(current + 1) % inputs.length];
   next.click();
   next.focus();
