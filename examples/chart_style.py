@@ -115,6 +115,35 @@ def _without_bare_groups(svg: str) -> str:
     return re.sub(r"\n\s*\n", "\n", svg)
 
 
+# matplotlib writes its stroke defaults as a stylesheet: <defs><style>*{...}</style></defs>.
+_DEFAULTS_SHEET = re.compile(
+    r'\s*<defs>\s*<style type="text/css">\*\{(?P<declarations>[^}]*)\}</style>\s*</defs>'
+)
+
+
+def _defaults_on_root(svg: str) -> str:
+    """``svg`` with matplotlib's ``*{...}`` stylesheet turned into attributes of its root.
+
+    Inline in a page, that ``<style>`` is a stylesheet for the whole page: every element of the
+    page matches ``*``, and each chart the parser meets restyles the whole document again
+    (benchmarks/main_thread.py: "elements restyled"). On the root, the same strokes are
+    inherited by all the chart holds; matplotlib sets its own strokes only on the shapes.
+    """
+    match = _DEFAULTS_SHEET.search(svg)
+    if match is None:
+        return svg
+    attributes = "".join(
+        f' {name.strip()}="{value.strip()}"'
+        for name, value in (
+            declaration.split(":", 1)
+            for declaration in match["declarations"].split(";")
+            if declaration.strip()
+        )
+    )
+    svg = svg[: match.start()] + svg[match.end() :]
+    return svg.replace("<svg", f"<svg{attributes}", 1)
+
+
 def inline_svg(figure: Figure, title: str) -> str:
     """Return ``figure`` as an SVG element to print into a page, with an accessible title."""
     import matplotlib.pyplot as plt
@@ -127,6 +156,7 @@ def inline_svg(figure: Figure, title: str) -> str:
     # The same chart always gets the same ids; two different charts, different ones.
     digest = hashlib.sha1(f"{title}\n{svg}".encode(), usedforsecurity=False).hexdigest()
     svg = _without_bare_groups(_ids_unique_to(svg, f"chart-{digest[:8]}"))
+    svg = _defaults_on_root(svg)
     svg = svg.replace(_INK, "currentColor")
     # Scale with the column; keep the aspect ratio from the viewBox.
     svg = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r"<svg\1", svg, count=1)

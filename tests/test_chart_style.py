@@ -61,3 +61,33 @@ def test_charts_carry_no_bare_group_and_lose_nothing_drawn(monkeypatch):
     as_drawn = _chart([1, 2, 3], "first")
     assert len(ET.fromstring(as_drawn).findall(".//{http://www.w3.org/2000/svg}g")) > len(groups)
     assert _drawn(svg) == _drawn(as_drawn)
+
+
+def _drawing(browser, svg: str) -> tuple[list, bytes]:
+    """Each shape's and text's computed stroke join and cap, and a screenshot, of ``svg`` alone
+    on a page."""
+    page = browser.new_page()
+    page.set_content(f"<!doctype html><title>chart</title><body>{svg}</body>")
+    strokes = page.evaluate(
+        """() => [...document.querySelectorAll("svg :is(path, use, text, line, rect, circle)")]
+          .map(element => {
+            const style = getComputedStyle(element);
+            return [element.tagName, style.strokeLinejoin, style.strokeLinecap];
+          })"""
+    )
+    picture = page.locator("svg").screenshot()
+    page.close()
+    return strokes, picture
+
+
+def test_charts_carry_no_stylesheet_and_draw_as_matplotlib_s_own(browser, monkeypatch):
+    """matplotlib's ``<style>*{...}</style>`` would be a stylesheet for the whole page: its
+    strokes go on the chart's root instead, and every element draws as before."""
+    svg = _chart([1, 2, 3], "first")
+    assert "<style" not in svg
+    monkeypatch.setattr(chart_style_module, "_defaults_on_root", lambda svg: svg)
+    as_drawn = _chart([1, 2, 3], "first")
+    assert "<style" in as_drawn  # matplotlib's own form, to compare with
+    strokes, picture = _drawing(browser, svg)
+    assert {cap for _, _, cap in strokes} >= {"butt", "square"}  # defaults and shapes' own
+    assert (strokes, picture) == _drawing(browser, as_drawn)

@@ -16,9 +16,10 @@ import tinycss2
 from bs4 import BeautifulSoup
 
 from build_support.theme import split_selectors
-from testkit.browser_pages import MATERIAL_BUNDLE
+from testkit.browser_pages import DESKTOP, MATERIAL_BUNDLE
 from testkit.hooks import load_hook
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
+from testkit.shown_blocks import copied_text
 from testkit.site import page
 
 without_unstyled_spans = load_hook("code_spans").without_unstyled_spans
@@ -29,7 +30,7 @@ without_switching_rule = load_hook("palette_switching").without_switching_rule
 STYLESHEET = ROOT / "docs" / "assets" / "stylesheets" / "course.css"
 
 
-def test_charts_carry_no_group_without_attributes(built_site):
+def test_charts_carry_no_group_without_attributes_and_no_stylesheet(built_site):
     charts = [
         chart
         for name in (SECTION_PAGE, MEASURED_PAGE)
@@ -39,6 +40,7 @@ def test_charts_carry_no_group_without_attributes(built_site):
     for chart in charts:
         groups = chart.find_all("g")
         assert all(group.attrs for group in groups), "an attribute-less <g> in a chart"
+        assert not chart.find("style"), "a <style> in a chart: a stylesheet for the whole page"
 
 
 def test_blocks_skipped_below_the_fold_are_the_page_s_heavy_ones_and_print(built_site):
@@ -287,3 +289,66 @@ def test_the_first_paint_still_waits_for_the_stylesheets_the_head_s_script_relin
     painted, arrived = tab.evaluate(PAINT_AND_STYLESHEET)
     context.close()
     assert arrived > 1000 and painted >= arrived
+
+
+# ------------------------------------- code blocks mounted as they come into view (content.lazy)
+
+PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile viewport
+CODE = ".md-typeset pre > code"
+CODE_BLOCKS = f"""() => [...document.querySelectorAll("{CODE}")].map((code) => ({{
+  shown: code.offsetParent !== null,
+  mounted: code.parentElement.querySelector(":scope > .md-code__nav") !== null,
+  scrolls: code.scrollWidth > code.clientWidth,
+  focusable: code.hasAttribute("tabindex"),
+}}))"""
+# Click the label of the content tab that holds a code block.
+SHOW_TAB_OF = """(code) => {
+  const block = code.closest(".tabbed-block");
+  const index = [...block.parentElement.children].indexOf(block);
+  block.closest(".tabbed-set").querySelectorAll(":scope > .tabbed-labels > label")[index].click();
+}"""
+
+
+def test_code_blocks_get_their_copy_button_as_they_come_into_view_and_it_copies(
+    browser, built_site, served_site
+):
+    """Material mounts a code block only once it is in view (content.lazy, mkdocs.yml): at load
+    on a phone, the blocks further down have no copy button yet. Brought into view (scrolled
+    to, or its content tab chosen, as the install box's GPU line), each block gets one, and it
+    copies what the page shows."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    tab = context.new_page()
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
+    at_load = tab.evaluate(CODE_BLOCKS)
+    codes = tab.locator(CODE)
+    copied = []
+    for index in range(codes.count()):
+        code = codes.nth(index)
+        if not code.is_visible():  # in a content tab not chosen: choose it
+            tab.evaluate(SHOW_TAB_OF, code.element_handle())
+        code.scroll_into_view_if_needed()
+        code.locator("xpath=..").locator(".md-code__nav [data-md-type=copy]").click()
+        copied.append(tab.evaluate("navigator.clipboard.readText()"))
+    context.close()
+    shown = [block for block in at_load if block["shown"]]
+    assert shown and len(shown) < len(at_load)  # some in tabs not chosen
+    assert not all(block["mounted"] for block in shown), "every shown block mounted at load"
+    assert not any(block["mounted"] for block in at_load if not block["shown"])
+    assert copied == [copied_text(code) for code in page(built_site, SECTION_PAGE).select(CODE)]
+
+
+def test_code_blocks_that_scroll_take_focus_before_they_come_into_view(browser, served_site):
+    """Material gives a block that scrolls sideways a tab stop when it mounts it, so a block not
+    yet in view would have none: scroll-regions.js gives it one once the page is idle."""
+    context = browser.new_context(viewport=DESKTOP)
+    tab = context.new_page()
+    tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
+    tab.wait_for_function(
+        f"""() => [...document.querySelectorAll("{CODE}")]
+            .every((code) => code.scrollWidth <= code.clientWidth || code.tabIndex === 0)""",
+        timeout=5_000,
+    )
+    blocks = tab.evaluate(CODE_BLOCKS)
+    context.close()
+    assert any(block["scrolls"] and not block["mounted"] for block in blocks)

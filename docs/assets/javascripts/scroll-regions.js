@@ -1,6 +1,8 @@
-// Material wraps every table in a .md-typeset__scrollwrap, which scrolls sideways when the
-// table is wider than the page (on a phone, most tables here). A region that scrolls must take
-// keyboard focus, or a keyboard user cannot reach its hidden columns: give each wrapper a tab
+// A region that scrolls sideways must take keyboard focus, or a keyboard user cannot reach
+// what it hides.
+//
+// Tables: Material wraps every table in a .md-typeset__scrollwrap, which scrolls sideways when
+// the table is wider than the page (on a phone, most tables here): give each wrapper a tab
 // stop. Material adds the wrappers after the page loads (and again on instant navigation), so
 // watch for them.
 function focusableScrollRegions() {
@@ -13,3 +15,21 @@ new MutationObserver(focusableScrollRegions).observe(document.body, {
   subtree: true,
 });
 focusableScrollRegions();
+
+// Code: Material gives a block that scrolls a tab stop (where a pointer can hover, as Material
+// does) when it mounts the block, and it mounts each block only as it comes into view
+// (content.lazy in mkdocs.yml). A keyboard user tabbing down the page would pass over a block
+// never brought into view. So once the page is idle, measure the blocks and do the same: after
+// each page Material shows (its document$: the first, and each instant navigation).
+function focusableCodeBlocks() {
+  if (!matchMedia("(hover)").matches) return;
+  for (const code of document.querySelectorAll(".md-typeset pre > code:not([tabindex])")) {
+    if (code.scrollWidth > code.clientWidth) code.tabIndex = 0;
+  }
+}
+const whenIdle = window.requestIdleCallback || ((callback) => setTimeout(callback, 1));
+if (typeof document$ !== "undefined") {
+  document$.subscribe(() => whenIdle(focusableCodeBlocks));
+} else {
+  window.addEventListener("load", () => whenIdle(focusableCodeBlocks));
+}
