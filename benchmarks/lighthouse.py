@@ -40,6 +40,7 @@ from playwright.sync_api import sync_playwright
 # repository root on sys.path).
 from build_support import browser as chrome
 from testkit.author import extract_branch, publish_copy, section_version
+from testkit.browser_pages import LIGHTHOUSE_PHONE
 from testkit.build import mkdocs_build
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.serving import serve, serve_gzip
@@ -58,7 +59,6 @@ REFERENCE_MIN = 98  # the stock page's performance in a run that may judge the o
 KIB = 1024
 SECTION_AT_LOAD_KIB = 500
 SECTION_AFTER_SCROLL_KIB = 1000
-PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile viewport
 
 
 def lighthouse(url: str, report: Path) -> dict[str, float]:
@@ -112,7 +112,7 @@ def medians(runs: list[dict]) -> dict:
 def weigh_section(browser, url: str) -> tuple[dict[str, int], dict[str, int]]:
     """Bytes per resource (body + headers) at load, and after scrolling to the page's end."""
     sizes: dict[str, int] = {}
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context = browser.new_context(viewport=LIGHTHOUSE_PHONE, is_mobile=True, has_touch=True)
     host = urlsplit(url).netloc
     context.route(
         "**/*", lambda r: r.continue_() if urlsplit(r.request.url).netloc == host else r.abort()
@@ -128,7 +128,8 @@ def weigh_section(browser, url: str) -> tuple[dict[str, int], dict[str, int]]:
     page.wait_for_timeout(1000)
     at_load = dict(sizes)
     height = page.evaluate("document.documentElement.scrollHeight")
-    for y in range(0, height + PHONE["height"], PHONE["height"] // 2):  # as a reader scrolls
+    step = LIGHTHOUSE_PHONE["height"] // 2
+    for y in range(0, height + LIGHTHOUSE_PHONE["height"], step):  # as a reader scrolls
         page.evaluate(f"window.scrollTo(0, {y})")
         page.wait_for_timeout(50)
     page.wait_for_load_state("networkidle")

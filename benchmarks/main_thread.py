@@ -37,6 +37,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import sync_playwright
 
 from build_support import browser as chrome
+from testkit.browser_pages import LIGHTHOUSE_PHONE
 from testkit.build import mkdocs_build
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.serving import serve_gzip
@@ -44,7 +45,6 @@ from testkit.serving import serve_gzip
 sys.path.insert(0, str(Path(__file__).parent))
 from build_time import ONE_PAGE_CONFIG
 
-PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile viewport
 CPU_SLOWDOWN = 4  # Lighthouse's mobile throttling
 QUIET_MS = 3000  # recording goes on this long after load: Material's enhancement work
 TRACE_CATEGORIES = [
@@ -131,7 +131,7 @@ def _short(source: str | None) -> str:
 
 def record(browser, url: str) -> tuple[list[dict], dict]:
     """Trace events and CPU profile of one cold load of ``url``."""
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context = browser.new_context(viewport=LIGHTHOUSE_PHONE, is_mobile=True, has_touch=True)
     host = urlsplit(url).netloc
     context.route(
         "**/*", lambda r: r.continue_() if urlsplit(r.request.url).netloc == host else r.abort()

@@ -63,6 +63,9 @@ class PageReport:
 DESKTOP = {"width": 1280, "height": 900}
 """The viewport a page opens in unless a test asks for another."""
 
+LIGHTHOUSE_PHONE = {"width": 412, "height": 823}
+"""Lighthouse's mobile viewport: the phone the load benchmarks and their tests emulate."""
+
 
 def open_page(
     browser: Browser, scheme: str, report: PageReport | None = None, viewport: dict = DESKTOP

@@ -1,8 +1,9 @@
 """What keeps the section page light to load on a phone (issue 22; benchmarks/main_thread.py
-and benchmarks/lighthouse.py measure it): its charts carry no group that only costs, the
-heavy blocks below the fold are skipped until a reader nears them, yet print whole, and
-Material's stylesheets are served without the rules that cost the most (tabs no page has, the
-palette's switching rule), and the page is styled as enhanced from the start."""
+and benchmarks/lighthouse.py measure it): its charts carry no group that only costs and no
+stylesheet, the heavy blocks below the fold are skipped until a reader nears them, yet print
+whole, Material's stylesheets are served without the rules that cost the most (tabs no page
+has, the palette's switching rule), the page is styled as enhanced from the start, and
+Material mounts a code block only as it comes into view, with nothing lost."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import tinycss2
 from bs4 import BeautifulSoup
 
 from build_support.theme import split_selectors
-from testkit.browser_pages import DESKTOP, MATERIAL_BUNDLE
+from testkit.browser_pages import DESKTOP, LIGHTHOUSE_PHONE, MATERIAL_BUNDLE
 from testkit.hooks import load_hook
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 from testkit.shown_blocks import copied_text
@@ -293,7 +294,6 @@ def test_the_first_paint_still_waits_for_the_stylesheets_the_head_s_script_relin
 
 # ------------------------------------- code blocks mounted as they come into view (content.lazy)
 
-PHONE = {"width": 412, "height": 823}  # Lighthouse's mobile viewport
 CODE = ".md-typeset pre > code"
 CODE_BLOCKS = f"""() => [...document.querySelectorAll("{CODE}")].map((code) => ({{
   shown: code.offsetParent !== null,
@@ -316,7 +316,7 @@ def test_code_blocks_get_their_copy_button_as_they_come_into_view_and_it_copies(
     on a phone, the blocks further down have no copy button yet. Brought into view (scrolled
     to, or its content tab chosen, as the install box's GPU line), each block gets one, and it
     copies what the page shows."""
-    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context = browser.new_context(viewport=LIGHTHOUSE_PHONE, is_mobile=True, has_touch=True)
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     tab = context.new_page()
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
