@@ -13,7 +13,7 @@ from pathlib import Path
 
 import material
 
-from testkit.browser_pages import MATERIAL_BUNDLE
+from testkit.browser_pages import MATERIAL_BUNDLE, open_page
 from testkit.project import ROOT, SECTION_PAGE
 
 STATE = """() => ({
@@ -39,9 +39,8 @@ def test_a_first_visit_takes_the_system_s_setting_before_material_s_bundle_runs(
         ("light", "default", "normal", "__palette_1"),
         ("dark", "slate", "dark", "__palette_0"),
     ):
-        context = browser.new_context(color_scheme=system)
-        context.route(MATERIAL_BUNDLE, lambda route: route.abort())
-        tab = context.new_page()
+        tab = open_page(browser, system)
+        tab.context.route(MATERIAL_BUNDLE, lambda route: route.abort())
         tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="load")
         assert state(tab) == {
             "scheme": scheme,
@@ -49,19 +48,18 @@ def test_a_first_visit_takes_the_system_s_setting_before_material_s_bundle_runs(
             "toggles": [toggle_for],  # one toggle shown: to the other palette
             "stored": 0,  # nothing chosen yet: the site follows the system
         }, system
-        context.close()
+        tab.context.close()
 
 
 def test_a_reader_s_choice_holds_on_the_next_page_before_material_s_bundle_runs(
     browser, served_site
 ):
-    context = browser.new_context(color_scheme="light")
-    tab = context.new_page()
+    tab = open_page(browser, "light")
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.locator(TOGGLE).click()
     tab.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
     chosen = state(tab)
-    context.route(MATERIAL_BUNDLE, lambda route: route.abort())
+    tab.context.route(MATERIAL_BUNDLE, lambda route: route.abort())
     tab.goto(f"{served_site}glossary/", wait_until="load")
     assert (
         state(tab)
@@ -73,14 +71,13 @@ def test_a_reader_s_choice_holds_on_the_next_page_before_material_s_bundle_runs(
             "stored": 1,
         }
     )
-    context.close()
+    tab.context.close()
 
 
 def test_the_stored_choice_is_material_s_so_its_pages_read_it_too(browser, served_site):
     """A choice stored by Material's palette component (a build before this one) still holds, and
     pages built with that component read the ones stored here."""
-    context = browser.new_context(color_scheme="light")
-    tab = context.new_page()
+    tab = open_page(browser, "light")
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.locator(TOGGLE).click()
     stored = tab.evaluate("__md_get('__palette')")
@@ -89,7 +86,7 @@ def test_the_stored_choice_is_material_s_so_its_pages_read_it_too(browser, serve
              Object.fromEntries(["media", "scheme", "primary", "accent"].map((key) =>
                [key, input.getAttribute(`data-md-color-${key}`)])))"""
     )
-    context.close()
+    tab.context.close()
     assert stored == {"index": 1, "color": inputs[1]}
 
 
@@ -97,8 +94,7 @@ def test_enter_on_the_toggle_switches_and_the_focus_follows_the_palette_chosen(
     browser, served_site
 ):
     """As in Material: Enter picks the next palette, and its radio button takes the focus."""
-    context = browser.new_context(color_scheme="light")
-    tab = context.new_page()
+    tab = open_page(browser, "light")
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.focus("#__palette_1")
     focused = []
@@ -106,7 +102,7 @@ def test_enter_on_the_toggle_switches_and_the_focus_follows_the_palette_chosen(
         tab.keyboard.press("Enter")
         tab.wait_for_function(f"document.body.dataset.mdColorScheme === '{scheme}'")
         focused.append(tab.evaluate("document.activeElement.id"))
-    context.close()
+    tab.context.close()
     assert focused == ["__palette_1", "__palette_0"]
 
 
@@ -119,8 +115,7 @@ HEADER_AND_BAR = """() => [
 def test_the_browser_s_bar_takes_the_header_s_colour_after_load_and_after_a_switch(
     browser, served_site
 ):
-    context = browser.new_context(color_scheme="light")
-    tab = context.new_page()
+    tab = open_page(browser, "light")
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.wait_for_function("document.querySelector('meta[name=theme-color]')")
     header, bar = tab.evaluate(HEADER_AND_BAR)
@@ -129,7 +124,7 @@ def test_the_browser_s_bar_takes_the_header_s_colour_after_load_and_after_a_swit
     tab.locator(TOGGLE).click()
     header, bar = tab.evaluate(HEADER_AND_BAR)
     assert bar == header == "rgb(18, 52, 86)"
-    context.close()
+    tab.context.close()
 
 
 # Recorded from before the page's first byte: every color-scheme <meta> added or changed.
@@ -149,14 +144,13 @@ new MutationObserver((records) => {
 def test_loading_a_page_adds_or_changes_no_color_scheme_meta(browser, served_site):
     """Chromium restyles the whole page for each change to a color-scheme <meta>; Material's
     palette component made two on every load."""
-    context = browser.new_context(color_scheme="dark")
-    context.add_init_script(WATCH_COLOR_SCHEME_META)
-    tab = context.new_page()
+    tab = open_page(browser, "dark")
+    tab.context.add_init_script(WATCH_COLOR_SCHEME_META)
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.wait_for_function("document.querySelector('meta[name=theme-color]')")
     assert tab.evaluate("window.__colorSchemeMeta") == []
     assert state(tab)["scheme"] == "slate"
-    context.close()
+    tab.context.close()
 
 
 COMMENT = re.compile(r"\{#.*?#\}\s*", re.DOTALL)

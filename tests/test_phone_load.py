@@ -17,7 +17,7 @@ import tinycss2
 from bs4 import BeautifulSoup
 
 from build_support.theme import split_selectors
-from testkit.browser_pages import DESKTOP, LIGHTHOUSE_PHONE, MATERIAL_BUNDLE
+from testkit.browser_pages import LIGHTHOUSE_PHONE, MATERIAL_BUNDLE, open_page
 from testkit.hooks import load_hook
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 from testkit.shown_blocks import copied_text
@@ -206,14 +206,13 @@ def test_the_page_is_styled_as_enhanced_before_material_s_bundle_runs(browser, s
     so the bundle's own swap changes nothing (before, it restyled the whole painted page).
     With scripts off it stays "no-js", and Material's fallbacks hold: no search button."""
     url = f"{served_site}{SECTION_PAGE}/"
-    context = browser.new_context()
-    context.route(MATERIAL_BUNDLE, lambda route: route.abort())
-    tab = context.new_page()
+    tab = open_page(browser, "light")
+    tab.context.route(MATERIAL_BUNDLE, lambda route: route.abort())
     bundle = []
     tab.on("requestfailed", lambda request: bundle.append(request.url))
     tab.goto(url, wait_until="load")
     without_bundle = tab.evaluate(ROOT_CLASS)
-    context.close()
+    tab.context.close()
 
     context = browser.new_context(java_script_enabled=False)
     tab = context.new_page()
@@ -248,9 +247,8 @@ def test_material_s_bundle_changes_nothing_on_html_and_no_stylesheet_link(browse
     makes every relative link absolute; for a stylesheet's <link>, Chromium then applies the
     sheet again. Each restyled the whole page while it loaded. The head's script makes the same
     changes before the body exists, so the bundle finds nothing left to change."""
-    context = browser.new_context()
-    context.add_init_script(WATCH_STYLESHEET_LINKS)
-    tab = context.new_page()
+    tab = open_page(browser, "light")
+    tab.context.add_init_script(WATCH_STYLESHEET_LINKS)
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     changes = tab.evaluate("window.__stylesheetLinkChanges")
     links = tab.evaluate(STYLESHEET_HREFS)
@@ -258,7 +256,7 @@ def test_material_s_bundle_changes_nothing_on_html_and_no_stylesheet_link(browse
         tab.evaluate(ROOT_CLASS),
         tab.evaluate("document.documentElement.hasAttribute('data-js-focus-visible')"),
     )
-    context.close()
+    tab.context.close()
     assert len(links) == 3 and all(href.startswith(served_site) for href in links)
     assert changes == ["before the body"] * len(links)
     assert root == ("js js-focus-visible", True)
@@ -283,12 +281,11 @@ def test_the_first_paint_still_waits_for_the_stylesheets_the_head_s_script_relin
         time.sleep(1.0)
         route.continue_()
 
-    context = browser.new_context()
-    context.route(re.compile(r".*/main\.[0-9a-f]+\.min\.css$"), slow)
-    tab = context.new_page()
+    tab = open_page(browser, "light")
+    tab.context.route(re.compile(r".*/main\.[0-9a-f]+\.min\.css$"), slow)
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="load")
     painted, arrived = tab.evaluate(PAINT_AND_STYLESHEET)
-    context.close()
+    tab.context.close()
     assert arrived > 1000 and painted >= arrived
 
 
@@ -341,8 +338,7 @@ def test_code_blocks_get_their_copy_button_as_they_come_into_view_and_it_copies(
 def test_code_blocks_that_scroll_take_focus_before_they_come_into_view(browser, served_site):
     """Material gives a block that scrolls sideways a tab stop when it mounts it, so a block not
     yet in view would have none: scroll-regions.js gives it one once the page is idle."""
-    context = browser.new_context(viewport=DESKTOP)
-    tab = context.new_page()
+    tab = open_page(browser, "light")
     tab.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
     tab.wait_for_function(
         f"""() => [...document.querySelectorAll("{CODE}")]
@@ -350,5 +346,5 @@ def test_code_blocks_that_scroll_take_focus_before_they_come_into_view(browser, 
         timeout=5_000,
     )
     blocks = tab.evaluate(CODE_BLOCKS)
-    context.close()
+    tab.context.close()
     assert any(block["scrolls"] and not block["mounted"] for block in blocks)
