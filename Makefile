@@ -72,14 +72,22 @@ serve: browser
 # the previous site/ as it was, and no half-written one. mkdocs.yml's site_dir reads
 # COURSE_SITE_DIR (mike, which make publish runs, has no option for it).
 STAGING := site.building
-DROP_STAGING := { rm -rf $(STAGING); exit 1; }
+# A build that MkDocs ends with status 0 may still not have finished (a block's os._exit(0)):
+# the build writes its progress in $(PROGRESS), and only a finished one is swapped in, else the
+# block it was running is named (build_support/execution/progress.py).
+PROGRESS := $(STAGING).progress
+CHECK_PROGRESS := $(BIN)/python -m build_support.execution.progress check $(PROGRESS)
+DROP_STAGING := { rm -rf $(STAGING); $(CHECK_PROGRESS); exit 1; }
+FINISHED_OR_DROP := $(CHECK_PROGRESS) || $(DROP_STAGING)
 SWAP_IN_STAGING := rm -rf site.previous && { ! test -e site || mv site site.previous; } \
 	&& mv $(STAGING) site && rm -rf site.previous
 
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: browser
-	rm -rf $(STAGING)
-	COURSE_SITE_DIR=$(STAGING) FRESH=$(FRESH) $(BIN)/mkdocs build --strict || $(DROP_STAGING)
+	rm -rf $(STAGING) $(PROGRESS)
+	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=$(FRESH) \
+		$(BIN)/mkdocs build --strict || $(DROP_STAGING)
+	@$(FINISHED_OR_DROP)
 	@$(SWAP_IN_STAGING)
 
 ## check-cache: build with the cache and fresh (a copy, empty caches), side by side, into
@@ -105,9 +113,10 @@ bench: build
 MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
 publish: setup
 	@test -n "$(VERSION)" || { echo "make publish: no version to deploy (see above)" >&2; exit 1; }
-	rm -rf $(STAGING)
-	COURSE_SITE_DIR=$(STAGING) FRESH=1 \
+	rm -rf $(STAGING) $(PROGRESS)
+	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=1 \
 		$(MIKE) deploy --update-aliases $(VERSION) latest || $(DROP_STAGING)
+	@$(FINISHED_OR_DROP)
 	@$(SWAP_IN_STAGING)
 	$(MIKE) set-default latest
 	@$(BIN)/python -m build_support.publishing.record $(VERSION)
@@ -120,4 +129,4 @@ print-version:
 # folder that holds other things (~/.cache). It reads the build's settings, with MkDocs: .venv's.
 clean:
 	! test -x $(BIN)/python || $(BIN)/python -m build_support.caching.store clear
-	rm -rf site $(STAGING) site.previous .cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf site $(STAGING) $(PROGRESS) site.previous .cache .pytest_cache .ruff_cache .hypothesis

@@ -26,7 +26,14 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 from build_support import settings
-from build_support.execution import notebook_page, notebook_runs, runner, session_runs, state
+from build_support.execution import (
+    notebook_page,
+    notebook_runs,
+    progress,
+    runner,
+    session_runs,
+    state,
+)
 from build_support.publishing import record, report
 
 log = logging.getLogger("mkdocs.hooks.execution")
@@ -139,6 +146,7 @@ def on_post_build(config):
         for line in drift.lines():
             log.info(line)
     log.info("Execution report: %s", report.totals(build.runs))
+    progress.note(progress.FINISHED)  # every block ran: the Makefile may swap the site in
 
 
 def on_build_error(error):

@@ -205,6 +205,58 @@ def test_a_failed_make_build_leaves_the_previous_site_as_it_was(site):
     assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
 
 
+def test_a_block_that_ends_the_process_with_status_0_keeps_the_site_and_is_named(site):
+    """``os._exit(0)`` ends MkDocs with status 0 before a page is written: the Makefile reads the
+    build's progress and fails, naming the block, instead of swapping in a missing site."""
+    shutil.copy2(ROOT / "Makefile", site / "Makefile")
+    for name in (".venv", "node_modules"):
+        (site / name).symlink_to(ROOT / name)
+    result = make_build(site, "print('first')")
+    assert result.returncode == 0, result.stdout + result.stderr
+    before = (site / "site" / "index.html").read_text()
+
+    result = make_build(site, "import os\nos._exit(0)")
+    assert result.returncode != 0
+    said = result.stdout + result.stderr
+    assert "ended while running page index.md, block 'blk'" in said
+    assert "cannot stat" not in said
+    assert (site / "site" / "index.html").read_text() == before
+    assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ('print("\\udcff")', "the build could not handle its output: UnicodeEncodeError"),
+        (
+            "class Odd(Exception):\n    def __str__(self):\n        raise ValueError\nraise Odd()",
+            "Odd: <its message could not be read: ValueError>",
+        ),
+    ],
+    ids=["lone-surrogate", "unreadable-exception"],
+)
+def test_a_fault_in_the_builds_handling_of_a_block_fails_it_named(site, code, said):
+    """pymdownx.superfences swallows what a fence's formatter raises and ships the fence as
+    source, exit 0: any fault in the build's handling of a block fails the build instead."""
+    result, _ = build(site, code)
+    assert result.returncode == 1, result.stderr
+    assert FAILED + said in result.stderr
+
+
+def test_a_block_that_breaks_what_the_build_calls_fails_the_later_blocks_named(site):
+    """A block that reassigns a function the build itself calls for a block (its caption's
+    backend) once made every later block ship as source, exit 0."""
+    page = page_with("import examples\nexamples.backend_report = None", ' session="s"')
+    page += '\n```python exec="on" id="later" session="s"\nprint("later")\n```\n'
+    (site / "docs" / "index.md").write_text(page)
+    result = mkdocs_build(site / "mkdocs.yml", site / "site", cache_dir=site / "cache", timeout=120)
+    if result.returncode == 0:  # the build's calls did not reach the patched name: no fault
+        html = (site / "site" / "index.html").read_text()
+        assert "```python" not in html and "later" in html
+    else:
+        assert "page index.md, block " in result.stderr, result.stderr
+
+
 # ---------------------------------------------------------------- mkdocs serve
 
 

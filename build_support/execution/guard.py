@@ -32,7 +32,7 @@ from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
 
 from ..caching.environment import examples_package_dir
-from . import limits
+from . import limits, progress
 from .fence_options import block_id
 
 # The slowest block today takes ~1.2 s (a fresh build of this 2-core machine), the largest
@@ -73,6 +73,7 @@ def run(
 ) -> tuple[str, bool]:
     """Run one block with ``formatter``; return its HTML and whether it failed (under
     ``serving``, the HTML is then the failure). Raises ``BlockFailed`` otherwise."""
+    progress.note(f"page {page}, block {block_id(options)!r}")
     failure = _run(formatter, options, page, block_id(options))
     if not isinstance(failure, Failure):
         return failure, False  # the block's output
@@ -134,10 +135,34 @@ def _summary(error: BaseException) -> str:
     module = type(error).__module__
     if module != "builtins" and not module.startswith("_code_block"):  # markdown-exec's name
         name = f"{module}.{name}"
-    summary = f"{name}: {error}" if str(error) else name
+    said = _said(error)
+    summary = f"{name}: {said}" if said else name
     if isinstance(error, SystemExit):
         summary += " (a block may not end the build: any SystemExit is a failure)"
     return summary
+
+
+def _said(error: BaseException) -> str:
+    """``str(error)``, or why it cannot be read: a block's exception may define ``__str__``
+    that raises, and the description of a failure must not fail in turn."""
+    try:
+        return str(error)
+    except BaseException as unreadable:  # whatever the block's __str__ raises
+        return f"<its message could not be read: {type(unreadable).__qualname__}>"
+
+
+def handling_failed(page: str, block_id: str, error: BaseException, serving: bool) -> str:
+    """The build's own handling of a block (rendering, encoding, caching, describing its output)
+    raised ``error``: the block fails, named, as any failing block does. pymdownx.superfences
+    would otherwise swallow the exception and ship the fence as plain text, exit 0."""
+    where = traceback.extract_tb(error.__traceback__)
+    innermost = f" (in {Path(where[-1].filename).name}, line {where[-1].lineno})" if where else ""
+    summary = f"the build could not handle its output: {_summary(error)}{innermost}"
+    failure = Failure(page, block_id, summary)
+    if not serving:
+        raise BlockFailed(failure.message()) from error
+    limits.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
+    return failure_html(failure)
 
 
 def _failure(page, block_id, summary, error, code) -> Failure:

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..section import PACKAGE
-from . import blocks, session_runs
+from . import blocks, guard, session_runs
+from .fence_options import block_id
 from .state import BuildState
 
 LANGUAGES = ("python", "py")  # markdown-exec's names for the language the build runs
@@ -42,7 +43,14 @@ def formatter(build: BuildState) -> Callable[..., str]:
     """markdown-exec's formatter for a Python block in ``build``."""
 
     def format_python(**options: Any) -> str:
-        return format_block(build, options)
+        try:
+            return format_block(build, options)
+        except guard.BlockFailed:
+            raise
+        except BaseException as error:  # any fault in the build's own handling
+            if isinstance(error, KeyboardInterrupt):
+                raise  # Ctrl-C by the author stops the build (a block's own is guard's)
+            return guard.handling_failed(build.page, block_id(options), error, build.serving)
 
     return format_python
 
