@@ -85,8 +85,8 @@ SWAP_IN_STAGING := rm -rf site.previous && { ! test -e site || mv site site.prev
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: browser
 	rm -rf $(STAGING) $(PROGRESS)
-	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=$(FRESH) \
-		$(BIN)/mkdocs build --strict || $(DROP_STAGING)
+	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=$(FRESH) $(BIN)/mkdocs build --strict \
+		|| $(DROP_STAGING)
 	@$(FINISHED_OR_DROP)
 	@$(SWAP_IN_STAGING)
 
