@@ -12,7 +12,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .validation import check_batch_and_weights
+from .validation import check_batch_and_weights, for_jax
 
 # On a GPU, float32 matmul may run at reduced (TF32) precision by default; the course
 # compares the batched scores with the one-by-one scores, so ask for full float32.
@@ -20,7 +20,11 @@ _PRECISION = jax.lax.Precision.HIGHEST
 
 
 def score_one_by_one(batch: Any, weights: Any) -> list[float]:
-    """Score each row with a Python loop of scalar multiply-adds (the sequential path)."""
+    """Score each row with a Python loop of scalar multiply-adds (the sequential path).
+
+    Checked like ``score_batch``, with the same errors (``examples/validation.py`` says what
+    each kind of input becomes); the sums are Python floats (float64).
+    """
     batch_array, weights_array = check_batch_and_weights(batch, weights)
     rows = batch_array.tolist()
     weight_values = weights_array.tolist()
@@ -66,7 +70,10 @@ def score_batch(batch: Any, weights: Any) -> jax.Array:
     """Score every row at once with ``jax.jit(jax.vmap(row score))`` (the batched path).
 
     Accepts nested lists, numpy arrays and jax arrays. A jax array stays on its device;
-    the result is a jax array of shape ``(rows,)`` on the same backend.
+    the result is a jax array of shape ``(rows,)`` on the same backend. Integers of any size
+    are turned into floats on the host, never wrapped; bool is refused; a value or a score past
+    the range of JAX's float type (float32; float64 where JAX's x64 mode is on) is refused
+    with a ``ValueError`` naming its row; NaN and infinity flow into the scores they touch.
     """
     batch_array, weights_array = check_batch_and_weights(batch, weights)
-    return score_rows_unchecked(batch_array, weights_array)
+    return score_rows_unchecked(for_jax(batch_array), for_jax(weights_array))

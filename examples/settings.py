@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from .scoring import score_row
-from .validation import check_batch_and_settings
+from .validation import check_batch_and_settings, for_jax
 
 SETTINGS_AXIS = 1
 """Where the settings axis sits in ``score_settings``' output: last, so rows x settings."""
@@ -51,11 +51,13 @@ def score_settings(batch: Any, settings: Any) -> jax.Array:
 
     ``settings`` holds one weight vector per row (settings x features); column ``k`` of the
     result equals ``score_batch(batch, settings[k])``. Accepts nested lists, numpy arrays and
-    jax arrays, checked like ``score_batch``'s input; NaN and infinity are not refused, they
+    jax arrays, checked like ``score_batch``'s input and with the same errors: integers of any
+    size become floats on the host, bool is refused, a value or score past the range of JAX's
+    float type is refused naming its row and setting; NaN and infinity are not refused, they
     flow into the scores they touch, exactly as in ``score_batch``.
     """
     batch_array, settings_array = check_batch_and_settings(batch, settings)
-    return score_settings_unchecked(batch_array, settings_array)
+    return score_settings_unchecked(for_jax(batch_array), for_jax(settings_array))
 
 
 def settings_program(

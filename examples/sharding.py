@@ -20,7 +20,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .scoring import score_rows_unchecked  # the jitted function score_batch runs
-from .validation import check_batch_and_weights
+from .validation import check_batch, check_batch_and_weights, for_jax
 
 ROWS = "rows"
 """The mesh's one axis: the batch's rows are split along it."""
@@ -28,7 +28,34 @@ ROWS = "rows"
 
 def row_mesh(devices: list[jax.Device] | None = None) -> Mesh:
     """A one-axis mesh over ``devices`` (default: every device JAX sees, in every process)."""
-    return Mesh(np.array(devices if devices is not None else jax.devices()), (ROWS,))
+    if devices is None:
+        devices = jax.devices()
+    if isinstance(devices, (str, bytes)) or not hasattr(devices, "__iter__"):
+        raise TypeError(
+            f"devices must be a list of jax devices (e.g. jax.devices()), "
+            f"got {type(devices).__name__}"
+        )
+    devices = list(devices)
+    if not devices:
+        raise ValueError("devices must name at least one jax device, got an empty list")
+    for device in devices:
+        if not isinstance(device, jax.Device):
+            raise TypeError(
+                f"devices must be a list of jax devices (e.g. jax.devices()), "
+                f"got a list holding {type(device).__name__}"
+            )
+    if len(set(devices)) != len(devices):
+        raise ValueError("devices must name each device once: a device cannot hold two shares")
+    return Mesh(np.array(devices), (ROWS,))
+
+
+def _check_mesh(mesh: Any) -> None:
+    if not isinstance(mesh, Mesh) or mesh.axis_names != (ROWS,):
+        given = f"a mesh with axes {mesh.axis_names}" if isinstance(mesh, Mesh) else None
+        raise TypeError(
+            f"mesh must be a one-axis jax Mesh named {ROWS!r}, as row_mesh() makes, "
+            f"got {given or type(mesh).__name__}"
+        )
 
 
 def _is_global(array: Any) -> bool:
@@ -60,7 +87,15 @@ def shard_rows(batch: Any, mesh: Mesh) -> jax.Array:
     devices is padded with zero rows at the end (``score_sharded`` slices their scores off).
     When the mesh spans several processes, each process passes the same batch and puts only
     its own devices' rows; a batch that is already one array across processes is resharded.
+    The batch is checked like ``score_batch``'s, and a host batch is put in JAX's float type
+    (integers are never wrapped); ``mesh`` must be one ``row_mesh()`` makes.
     """
+    _check_mesh(mesh)
+    return _put_rows(for_jax(check_batch(batch)), mesh)
+
+
+def _put_rows(batch: Any, mesh: Mesh) -> jax.Array:
+    """``shard_rows`` without its checks, for a batch already checked and in JAX's float type."""
     sharding = NamedSharding(mesh, PartitionSpec(ROWS, None))
     padding = -batch.shape[0] % mesh.devices.size
     if _is_global(batch):
@@ -162,8 +197,16 @@ def score_sharded(batch: Any, weights: Any) -> jax.Array:
         batch_array, weights_array = check_batch_and_weights(batch, weights)
     mesh = row_mesh()
     rows = batch_array.shape[0]
-    scores = score_rows_unchecked(shard_rows(batch_array, mesh), _replicate(weights_array, mesh))
+    scores = score_rows_unchecked(
+        _put_rows(for_jax(batch_array), mesh), _replicate(for_jax(weights_array), mesh)
+    )
     return scores if scores.shape[0] == rows else scores[:rows]
+
+
+def _described(value: Any) -> str:
+    if isinstance(value, jax.Array):
+        return "a 0-D jax array"
+    return type(value).__name__
 
 
 def gather_scores(scores: jax.Array) -> np.ndarray:
@@ -173,6 +216,10 @@ def gather_scores(scores: jax.Array) -> np.ndarray:
     the others (``jax.experimental.multihost_utils.process_allgather``), so every process
     must call it.
     """
+    if not isinstance(scores, jax.Array):
+        raise TypeError(
+            f"scores must be the jax array score_sharded returns, got {_described(scores)}"
+        )
     if not _is_global(scores):
         return np.asarray(scores)
     return np.asarray(multihost_utils.process_allgather(scores, tiled=True))
@@ -184,6 +231,11 @@ def layout_lines(array: jax.Array) -> list[str]:
     Every device of the array is listed, this process's and the others'; across processes
     each line starts with the process that owns the device, e.g. ``process 1, cpu:4 holds ...``.
     """
+    if not isinstance(array, jax.Array) or array.ndim == 0:
+        raise TypeError(
+            "layout_lines needs a jax array of rows placed on devices (what shard_rows or "
+            f"score_sharded gives), got {_described(array)}"
+        )
     several = jax.process_count() > 1
     lines = []
     placement = array.sharding.devices_indices_map(array.shape)

@@ -1,15 +1,34 @@
-"""Checks shared by every scoring path: a 2-D numeric batch and one weight per feature.
+"""Checks shared by every scoring path: a 2-D numeric batch, one weight per feature, and numbers
+that JAX's float type can hold.
 
 Every check runs before any computation and names what was expected and what was given,
-so that nothing is ever silently broadcast.
+so that nothing is ever silently broadcast, wrapped or turned into infinity. What each input
+becomes (the same on every path):
+
+- Python ints of any size and every numpy integer dtype are turned into floats on the host
+  (``for_jax``), never into JAX's int32, so no value is wrapped; above 2**24 float32 holds
+  them to within its rounding.
+- bool is refused (a bool array is a mask, not a feature); so are complex numbers and strings.
+- A finite value or a score past the range of the float type JAX computes in (float32, or
+  float64 where JAX's x64 mode is on) is refused with a ValueError that names the row and
+  column. Values closer to zero than float32's smallest normal number (about 1.2e-38) may
+  count as zero, as float32 arithmetic on a CPU flushes them.
+- NaN and infinity are not refused: they flow into the scores they touch, on every path.
 """
 
 from __future__ import annotations
 
+import math
+import weakref
 from typing import Any
 
 import jax
 import numpy as np
+
+
+def float_type() -> np.dtype:
+    """The float type JAX computes in here: float32, or float64 where JAX's x64 mode is on."""
+    return np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
 
 
 def _check_numeric_dtype(name: str, dtype: np.dtype, given: Any) -> None:
@@ -23,13 +42,64 @@ def _check_numeric_dtype(name: str, dtype: np.dtype, given: Any) -> None:
         )
 
 
+def _where(name: str, index: tuple[int, ...]) -> str:
+    """``batch row 2, column 0``, ``weights[1]``: where a value sits, in the reader's words."""
+    if len(index) == 2:
+        return f"{name} row {index[0]}, column {index[1]}"
+    return f"{name}[{', '.join(str(i) for i in index)}]"
+
+
+def _short(value: Any) -> str:
+    """A number in a few characters, even an int too large for any float."""
+    try:
+        return f"{float(value):.3g}"
+    except OverflowError:
+        return f"an integer of about 10**{int(int(value).bit_length() * math.log10(2))}"
+
+
+_REAL = (int, float, np.integer, np.floating)
+
+
+def _numbers_from_objects(name: str, array: np.ndarray, given: Any) -> np.ndarray:
+    """A float64 array from an object array of numbers (what numpy makes of ints past 64 bits)."""
+    values = np.empty(array.shape, dtype=np.float64)
+    for index, entry in np.ndenumerate(array):
+        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, _REAL):
+            raise TypeError(
+                f"{name} must be rectangular and hold only numbers, got {type(given).__name__} "
+                f"with mixed or non-numeric entries: {_where(name, index)} is {entry!r}"
+            )
+        try:
+            values[index] = float(entry)
+        except OverflowError:
+            raise _past_range(name, index, entry, float_type()) from None
+    return values
+
+
+def _past_range(name: str, index: tuple[int, ...], value: Any, dtype: np.dtype) -> ValueError:
+    return ValueError(
+        f"{_where(name, index)} is {_short(value)}, past the range of {dtype} "
+        f"(±{np.finfo(dtype).max:.2g}), the float type JAX computes in here: "
+        f"{_larger_numbers(dtype)}"
+    )
+
+
+def _larger_numbers(dtype: np.dtype) -> str:
+    """What a reader can do about a number too large for ``dtype``."""
+    advice = "scale the values down"
+    if dtype == np.float32:
+        advice += ", or turn on JAX's 64-bit mode (JAX_ENABLE_X64=1) to score in float64"
+    return advice
+
+
 def as_array(name: str, value: Any) -> np.ndarray | jax.Array:
     """Return ``value`` as an array without copying a jax array off its device.
 
     Nested lists must be rectangular; strings, booleans, complex numbers and
-    objects are refused with a message that says what was given.
+    objects are refused with a message that says what was given. Python ints too large for
+    numpy's integers come back as float64.
     """
-    if isinstance(value, (jax.Array, np.ndarray)):
+    if isinstance(value, jax.Array):
         array = value
     else:
         if isinstance(value, (str, bytes)):
@@ -44,12 +114,89 @@ def as_array(name: str, value: Any) -> np.ndarray | jax.Array:
                 f"got a ragged {type(value).__name__}: {error}"
             ) from None
         if array.dtype == object:
-            raise TypeError(
-                f"{name} must be rectangular and hold only numbers, got {type(value).__name__} "
-                "with mixed or non-numeric entries"
-            )
+            array = _numbers_from_objects(name, array, value)
     _check_numeric_dtype(name, np.dtype(array.dtype), value)
     return array
+
+
+# The largest finite magnitude of each jax array checked, while it lives: reading it needs a
+# reduction on the array's device and a wait for it, which would cost more than a small
+# score_batch call itself; a jax array never changes, so once per array is enough.
+_DEVICE_MAGNITUDES: dict[int, tuple[weakref.ref, float]] = {}
+
+
+@jax.jit
+def _device_magnitude(array: jax.Array) -> jax.Array:
+    magnitudes = jax.numpy.abs(array.astype(jax.numpy.result_type(float)))  # |int32 min| wraps
+    return jax.numpy.max(magnitudes, where=jax.numpy.isfinite(magnitudes), initial=0)
+
+
+def _finite_magnitudes(array: Any) -> np.ndarray:
+    """``|array|`` on the host in float64, with NaN and infinity counted as 0."""
+    magnitudes = np.abs(np.asarray(array, dtype=np.float64))
+    return np.where(np.isfinite(magnitudes), magnitudes, 0.0)
+
+
+def _largest_magnitude(array: Any) -> float:
+    """The largest finite ``|value|`` in ``array`` (0 when none is finite)."""
+    if not isinstance(array, jax.Array):
+        return float(_finite_magnitudes(array).max(initial=0.0))
+    key = id(array)
+    known = _DEVICE_MAGNITUDES.get(key)
+    if known is not None and known[0]() is array:
+        return known[1]
+    largest = float(_device_magnitude(array))
+    forget = weakref.ref(array, lambda _, key=key: _DEVICE_MAGNITUDES.pop(key, None))
+    _DEVICE_MAGNITUDES[key] = (forget, largest)
+    return largest
+
+
+def _check_values_in_range(name: str, array: Any) -> None:
+    """Every finite value of a host array within the range of JAX's float type."""
+    if isinstance(array, jax.Array) or array.dtype.kind != "f":
+        return  # a jax array holds JAX's own types; numpy's integers all fit in float32
+    dtype = float_type()
+    past = np.abs(array) > np.finfo(dtype).max  # NaN compares False; infinity is let through
+    past &= np.isfinite(array)
+    if past.any():
+        index = tuple(int(i) for i in np.argwhere(past)[0])
+        raise _past_range(name, index, array[index], dtype)
+
+
+def _check_scores_in_range(batch: Any, settings_name: str, settings: Any) -> None:
+    """No score (rows x settings; 1-D weights are one setting) can pass the range of JAX's
+    float type, in whatever order its products are added.
+
+    A bound from the largest magnitudes settles almost every call at once; only a batch near
+    the range is checked row by row.
+    """
+    if any(isinstance(a, jax.Array) and not a.is_fully_addressable for a in (batch, settings)):
+        return  # one array across processes: each process checked its own input
+    dtype = float_type()
+    features = batch.shape[1]
+    # Adding F float terms may round each partial sum up by a relative eps: keep that margin.
+    limit = float(np.finfo(dtype).max) / (1 + features * float(np.finfo(dtype).eps))
+    if _largest_magnitude(batch) * _largest_magnitude(settings) * features <= limit:
+        return
+    weights = _finite_magnitudes(settings).reshape(-1, features)  # one weight vector: 1 x F
+    sizes = _finite_magnitudes(batch) @ weights.T  # rows x settings
+    past = ~(sizes <= limit)  # a float64 sum may itself overflow to inf
+    if past.any():
+        row, setting = (int(i) for i in np.argwhere(past)[0])
+        under = f" under setting {setting}" if settings_name == "settings" else ""
+        raise ValueError(
+            f"the score of batch row {row}{under} would pass the range of {dtype} "
+            f"(±{np.finfo(dtype).max:.2g}), the float type JAX computes in here: its products "
+            f"add up to {_short(sizes[row, setting])} in size; {_larger_numbers(dtype)}"
+        )
+
+
+def for_jax(array: Any) -> Any:
+    """A checked host array in JAX's float type, converted here, on the host (so no integer is
+    ever wrapped to int32 on its way to the device); a jax array is left where it is."""
+    if isinstance(array, jax.Array):
+        return array
+    return np.asarray(array, dtype=float_type())
 
 
 def check_batch(batch: Any) -> np.ndarray | jax.Array:
@@ -65,6 +212,7 @@ def check_batch(batch: Any) -> np.ndarray | jax.Array:
         raise ValueError(
             f"batch must have at least one row and one feature, got shape {(rows, features)}"
         )
+    _check_values_in_range("batch", batch_array)
     return batch_array
 
 
@@ -83,6 +231,8 @@ def check_batch_and_weights(batch: Any, weights: Any) -> tuple[Any, Any]:
             f"weights must have one weight per feature: batch has shape {(rows, features)}, "
             f"so {features} weights were expected, got shape {tuple(weights_array.shape)}"
         )
+    _check_values_in_range("weights", weights_array)
+    _check_scores_in_range(batch_array, "weights", weights_array)
     return batch_array, weights_array
 
 
@@ -112,4 +262,6 @@ def check_batch_and_settings(batch: Any, settings: Any) -> tuple[Any, Any]:
             f"so settings of shape (settings, {features}) were expected, "
             f"got shape {(count, setting_features)}"
         )
+    _check_values_in_range("settings", settings_array)
+    _check_scores_in_range(batch_array, "settings", settings_array)
     return batch_array, settings_array
