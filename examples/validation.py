@@ -179,13 +179,14 @@ def _check_scores_in_range(batch: Any, settings_name: str, settings: Any) -> Non
     if _largest_magnitude(batch) * _largest_magnitude(settings) * features <= limit:
         return
     weights = _finite_magnitudes(settings).reshape(-1, features)  # one weight vector: 1 x F
-    sizes = _finite_magnitudes(batch) @ weights.T  # rows x settings
-    past = ~(sizes <= limit)  # a float64 sum may itself overflow to inf
+    with np.errstate(over="ignore"):  # a sum past float64's range is inf: refused below
+        sizes = _finite_magnitudes(batch) @ weights.T  # rows x settings
+    past = ~(sizes <= limit)
     if past.any():
         row, setting = (int(i) for i in np.argwhere(past)[0])
         under = f" under setting {setting}" if settings_name == "settings" else ""
         raise ValueError(
-            f"the score of batch row {row}{under} would pass the range of {dtype} "
+            f"the score of batch row {row}{under} would be past the range of {dtype} "
             f"(±{np.finfo(dtype).max:.2g}), the float type JAX computes in here: its products "
             f"add up to {_short(sizes[row, setting])} in size; {_larger_numbers(dtype)}"
         )
