@@ -1,4 +1,6 @@
-"""python -m examples               print the practice's 9 output lines, computed live
+"""The readers' command line, ``python -m examples`` (``--help`` lists its commands).
+
+python -m examples               print the practice's 9 output lines, computed live
 python -m examples turnaround    time the section's turnaround table on this machine and
                                  print it beside the table recorded on a GPU
 python -m examples verify        run every block the book shows with its output (or only the
@@ -10,7 +12,11 @@ python -m examples --version     name the section, this package's version and it
 
 from __future__ import annotations
 
+import argparse
+import difflib
+import re
 import sys
+from typing import NoReturn
 
 from .about import about
 
@@ -90,28 +96,79 @@ def sweep() -> None:
     _print_recorded(recorded.caption(), sweep_markdown(recorded.sweep), recorded_findings)
 
 
+COMMANDS = {
+    "turnaround": "time one scoring pass three ways, beside a GPU's recording",
+    "sweep": "time K weight settings tried one by one and all at once",
+    "verify": "run the blocks the book shows (or the ids given) and compare",
+}
+"""Each command and its one line of help: ``python -m examples --help`` lists them."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """The usage, the word not understood, and the command it was probably meant to be."""
+        self.print_usage(sys.stderr)
+        hint = ""
+        wrong = re.search(r"invalid choice: '([^']*)'", message)
+        close = difflib.get_close_matches(wrong[1], COMMANDS, n=1) if wrong else []
+        if close:
+            hint = f" (did you mean `python -m examples {close[0]}`?)"
+        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line, as ``python -m examples --help`` prints it."""
+    width = max(len(name) for name in COMMANDS) + 2
+    listing = "\n".join(f"  {name:<{width}}{line}" for name, line in COMMANDS.items())
+    main_parser = _Parser(
+        prog="python -m examples",
+        usage="%(prog)s [-h] [--version] [<command> ...]",
+        description="With no command: print the practice's 9 output lines, computed live.",
+        # One line a command, as written (argparse's own listing wraps the longest name).
+        epilog=f"commands:\n{listing}\n\n'%(prog)s <command> --help' tells more.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    main_parser.add_argument(
+        "--version", action="store_true", help="name the section, this version and its site"
+    )
+    commands = main_parser.add_subparsers(
+        dest="command", metavar="<command>", help=argparse.SUPPRESS, parser_class=_Parser
+    )
+    for name, line in COMMANDS.items():
+        command = commands.add_parser(
+            name,
+            prog=f"python -m examples {name}",
+            help=line,
+            description=line[0].upper() + line[1:],
+        )
+        if name == "verify":
+            command.add_argument(
+                "block_ids", nargs="*", metavar="block-id", help="only the blocks with these ids"
+            )
+    return main_parser
+
+
 def main(argv: list[str]) -> int:
-    if not argv:
+    arguments = parser().parse_args(argv)
+    if arguments.version:
+        print(about())
+        return 0
+    if arguments.command is None:
         from .practice import practice_lines
 
         print(about(), file=sys.stderr)  # stdout stays the manuscript's 9 lines
         for line in practice_lines():
             print(line)
         return 0
-    if argv in (["turnaround"], ["sweep"]) or argv[:1] == ["verify"]:  # they time or compare
-        name_an_unused_gpu()
-    if argv == ["turnaround"]:
+    name_an_unused_gpu()  # every command times or compares
+    if arguments.command == "turnaround":
         turnaround()
-    elif argv[:1] == ["verify"]:
-        return verify(argv[1:])
-    elif argv == ["sweep"]:
+    elif arguments.command == "sweep":
         sweep()
-    elif argv == ["--version"]:
-        print(about())
     else:
-        print(__doc__, file=sys.stderr)
-        return 2
+        return verify(arguments.block_ids)
     return 0
 
 
-sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

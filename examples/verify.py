@@ -151,10 +151,16 @@ def verify(expected: dict, only: list[str] | None = None, run=run_block, out=pri
             return 2
         blocks = [block for block in blocks if block["block_id"] in only]
     timed = sum(bool(block.get("timed")) for block in blocks)
-    listed = f"; the {timed} that print timings are listed, not compared" if timed else ""
+    compared = len(blocks) - timed
+    each = "block" if compared == 1 else "blocks"
+    listed = ""
+    if timed:
+        prints = "prints timings is" if timed == 1 else "print timings are"
+        listed = f"; the {timed} that {prints} listed, not compared"
     out(
-        f"Running the {len(blocks) - timed} blocks of version {expected['version']} shown with "
-        f"their output, each in a fresh Python ({sys.executable}){listed}:"
+        f"Running the {compared} {each} of version {expected['version']} shown with "
+        f"{'its' if compared == 1 else 'their'} output, each in a fresh Python "
+        f"({sys.executable}){listed}:"
     )
     outcomes = []
     for block in blocks:
