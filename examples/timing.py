@@ -56,6 +56,26 @@ def format_ratio(value: float) -> str:
     return f"{value:,.0f}{TIMES_SIGN}" if value >= 10 else f"{value:.2g}{TIMES_SIGN}"
 
 
+SAME_WITHIN = 1.05
+"""Two times less than 5% apart are "about as fast": a shared machine's noise is larger."""
+
+
+def faster_or_slower(ratio: float) -> str:
+    """``ratio`` is the other way's time over this one's: above 1, this way was faster. Within
+    ``SAME_WITHIN`` either way, "about as fast as"."""
+    if 1 / SAME_WITHIN <= ratio <= SAME_WITHIN:
+        return "about as fast as"
+    if ratio > 1:
+        return f"{format_ratio(ratio)} faster than"
+    return f"{format_ratio(1 / ratio)} slower than"
+
+
+def shown_ratio(this_s: float, other_s: float) -> float:
+    """``other_s / this_s`` as the two times are printed (``format_seconds``): a sentence that
+    prints both and says which was faster decides it from the very numbers it prints."""
+    return shown_seconds(other_s) / shown_seconds(this_s)
+
+
 _UNITS = (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))
 
 
@@ -64,6 +84,14 @@ def _three_significant(value: float) -> str:
     rounded = float(f"{value:.3g}")
     decimals = max(0, 2 - math.floor(math.log10(rounded)))
     return f"{rounded:.{decimals}f}"
+
+
+def shown_seconds(seconds: float) -> float:
+    """The time ``format_seconds`` prints, in seconds (three significant digits; whole seconds
+    from 1,000 s up)."""
+    if float(f"{seconds:.3g}") >= 1000:
+        return float(round(seconds))
+    return float(f"{seconds:.3g}")
 
 
 def format_seconds(seconds: float) -> str:

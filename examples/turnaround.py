@@ -16,7 +16,7 @@ import numpy as np
 
 from .backend import machine_label
 from .scoring import score_batch, score_one_by_one
-from .timing import format_ratio, format_seconds, median_seconds
+from .timing import SAME_WITHIN, format_ratio, format_seconds, median_seconds, shown_ratio
 
 TURNAROUND_SIZES: dict[int, tuple[int, ...]] = {
     3: (4, 400, 40_000, 4_000_000),
@@ -133,36 +133,69 @@ def turnaround_markdown(turnaround: Turnaround) -> str:
     return "\n".join(lines)
 
 
+def _loop_time(row: TurnaroundRow) -> str:
+    shown = format_seconds(row.loop_s)
+    return shown if row.loop_measured else f"≈ {shown} (extrapolated)"
+
+
+def _sizes(rows: list[TurnaroundRow]) -> str:
+    return ", ".join(f"{row.rows:,} rows of {row.features} features" for row in rows)
+
+
 def turnaround_findings(turnaround: Turnaround) -> list[str]:
-    """When batching paid on this machine and when it did not, read from the measurements."""
+    """When batching paid on this machine and when it did not, read from the measurements.
+
+    Each sentence decides "faster" on the times it prints, as printed (``timing.shown_ratio``),
+    and quotes the times of a size it names; times less than 5% apart are "about as fast".
+    """
     first = turnaround.rows[0]
     findings = []
-    loop_wins = [row for row in turnaround.rows if row.loop_s < row.batch_s]
+    loop_vs_batch = {row: shown_ratio(row.loop_s, row.batch_s) for row in turnaround.rows}
+    loop_wins = [row for row, ratio in loop_vs_batch.items() if ratio > SAME_WITHIN]
+    ties = [row for row, ratio in loop_vs_batch.items() if 1 / SAME_WITHIN <= ratio <= SAME_WITHIN]
     if loop_wins:
-        sizes = ", ".join(f"{row.rows:,} rows of {row.features} features" for row in loop_wins)
+        won = loop_wins[0]
         findings.append(
-            f"The Python loop beat `score_batch` at {sizes}: at {first.rows:,} rows the loop "
-            f"took {format_seconds(first.loop_s)} and `score_batch` "
-            f"{format_seconds(first.batch_s)}, most of it the fixed cost of one call into "
-            "compiled code."
+            f"The Python loop beat `score_batch` at {_sizes(loop_wins)}: at {won.rows:,} rows "
+            f"the loop took {_loop_time(won)} and `score_batch` {format_seconds(won.batch_s)}, "
+            "most of it the fixed cost of one call into compiled code."
+        )
+    elif ties:
+        tie = ties[0]
+        findings.append(
+            f"The Python loop was about as fast as `score_batch` at {_sizes(ties)} "
+            f"({_loop_time(tie)} against {format_seconds(tie.batch_s)} at {tie.rows:,} rows), "
+            "and slower at every other size."
         )
     else:
         findings.append(
             f"`score_batch` beat the Python loop at every size, even {first.rows:,} rows "
-            f"({format_seconds(first.batch_s)} against {format_seconds(first.loop_s)})."
+            f"({format_seconds(first.batch_s)} against {_loop_time(first)})."
         )
-    numpy_wins = [row for row in turnaround.rows if row.numpy_s < row.batch_s]
+    numpy_wins = [
+        row for row in turnaround.rows if shown_ratio(row.numpy_s, row.batch_s) > SAME_WITHIN
+    ]
     if numpy_wins:
+        won = numpy_wins[0]
         findings.append(
             f"numpy's `@` was faster than `score_batch` at {len(numpy_wins)} of "
-            f"{len(turnaround.rows)} sizes. On small batches the cost of the call decides: "
-            f"{format_seconds(first.numpy_s)} for numpy against "
-            f"{format_seconds(first.batch_s)} for `score_batch` at {first.rows:,} rows."
+            f"{len(turnaround.rows)} sizes. At {won.rows:,} rows of {won.features} features: "
+            f"{format_seconds(won.numpy_s)} for numpy against {format_seconds(won.batch_s)} "
+            "for `score_batch`."
         )
-    compile_s = statistics.median(row.first_call_s - row.batch_s for row in turnaround.rows)
-    findings.append(
+    findings.append(_compile_finding(turnaround.rows, first))
+    return findings
+
+
+def _compile_finding(rows: tuple[TurnaroundRow, ...], first: TurnaroundRow) -> str:
+    compile_s = statistics.median(row.first_call_s - row.batch_s for row in rows)
+    if compile_s <= 0:  # a busy machine can make a later call slower than the first
+        return (
+            "No cost of compiling `score_batch` for a new batch shape could be measured: its "
+            "first call at a shape was, in the median, no slower than the next ones."
+        )
+    return (
         f"Every new batch shape compiled `score_batch` again: a median of "
         f"{format_seconds(compile_s)} a shape, as long as the loop takes for about "
         f"{compile_s / (first.loop_s / first.rows):,.0f} rows of {first.features} features."
     )
-    return findings
