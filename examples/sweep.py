@@ -193,6 +193,12 @@ def sweep_markdown(sweep: SettingsSweep) -> str:
     return "\n".join(lines)
 
 
+def _share(fraction: float) -> str:
+    """A share as a percentage: whole from 10% up, two significant digits below (never 0%)."""
+    percent = 100 * fraction
+    return f"{percent:.0f}%" if percent >= 10 else f"{float(f'{percent:.2g}'):g}%"
+
+
 def _operations(program: tuple[str, ...]) -> str:
     count = f"{len(program)} operation{'s' if len(program) != 1 else ''}"
     return f"{count}, " + ", ".join(f"`{line}`" for line in program)
@@ -252,16 +258,11 @@ def sweep_findings(sweep: SettingsSweep) -> list[str]:
         + f"{_operations(sweep.settings_first_program)}."
     )
     # The two shares of numpy's rate, as printed: their ratio is the verdict.
-    last, first = (
-        round(100 * layout.numpy_s / s) for s in (layout.at_once_s, layout.settings_first_s)
-    )
-    if last and first:
-        first_vs_last = last / first
-    else:  # a share below 0.5% prints as 0%: compare the times themselves
-        first_vs_last = shown_ratio(layout.at_once_s, layout.settings_first_s)
+    last, first = (_share(layout.numpy_s / t) for t in (layout.at_once_s, layout.settings_first_s))
+    first_vs_last = float(last[:-1]) / float(first[:-1])
     findings.append(
-        f"There, `score_settings` ran at {last}% of the rate of numpy's `batch @ settings.T` "
-        f"on the same arrays, and the settings-first variant at {first}%: on this machine, "
+        f"There, `score_settings` ran at {last} of the rate of numpy's `batch @ settings.T` "
+        f"on the same arrays, and the settings-first variant at {first}: on this machine, "
         f"putting the settings axis last was {faster_or_slower(first_vs_last)} putting it first."
     )
     return findings

@@ -60,10 +60,17 @@ SAME_WITHIN = 1.05
 """Two times less than 5% apart are "about as fast": a shared machine's noise is larger."""
 
 
+def about_as_fast(ratio: float) -> bool:
+    """Whether a ratio of two times is within ``SAME_WITHIN``, either way (with a margin for
+    floating point: 1.05e-3 / 1e-3 is 1.0500000000000003, but 1.05 as printed)."""
+    band = SAME_WITHIN * (1 + 1e-9)
+    return 1 / band <= ratio <= band
+
+
 def faster_or_slower(ratio: float) -> str:
-    """``ratio`` is the other way's time over this one's: above 1, this way was faster. Within
-    ``SAME_WITHIN`` either way, "about as fast as"."""
-    if 1 / SAME_WITHIN <= ratio <= SAME_WITHIN:
+    """``ratio`` is the other way's time over this one's: above 1, this way was faster; within
+    ``SAME_WITHIN``, "about as fast as"."""
+    if about_as_fast(ratio):
         return "about as fast as"
     if ratio > 1:
         return f"{format_ratio(ratio)} faster than"
@@ -87,11 +94,9 @@ def _three_significant(value: float) -> str:
 
 
 def shown_seconds(seconds: float) -> float:
-    """The time ``format_seconds`` prints, in seconds (three significant digits; whole seconds
-    from 1,000 s up)."""
-    if float(f"{seconds:.3g}") >= 1000:
-        return float(round(seconds))
-    return float(f"{seconds:.3g}")
+    """The time ``format_seconds`` prints, read back, in seconds."""
+    number, unit = format_seconds(seconds).split()
+    return float(number.replace(",", "")) * dict(_UNITS)[unit]
 
 
 def format_seconds(seconds: float) -> str:

@@ -16,7 +16,13 @@ import numpy as np
 
 from .backend import machine_label
 from .scoring import score_batch, score_one_by_one
-from .timing import SAME_WITHIN, format_ratio, format_seconds, median_seconds, shown_ratio
+from .timing import (
+    about_as_fast,
+    format_ratio,
+    format_seconds,
+    median_seconds,
+    shown_ratio,
+)
 
 TURNAROUND_SIZES: dict[int, tuple[int, ...]] = {
     3: (4, 400, 40_000, 4_000_000),
@@ -151,8 +157,10 @@ def turnaround_findings(turnaround: Turnaround) -> list[str]:
     first = turnaround.rows[0]
     findings = []
     loop_vs_batch = {row: shown_ratio(row.loop_s, row.batch_s) for row in turnaround.rows}
-    loop_wins = [row for row, ratio in loop_vs_batch.items() if ratio > SAME_WITHIN]
-    ties = [row for row, ratio in loop_vs_batch.items() if 1 / SAME_WITHIN <= ratio <= SAME_WITHIN]
+    loop_wins = [
+        row for row, ratio in loop_vs_batch.items() if ratio > 1 and not about_as_fast(ratio)
+    ]
+    ties = [row for row, ratio in loop_vs_batch.items() if about_as_fast(ratio)]
     if loop_wins:
         won = loop_wins[0]
         findings.append(
@@ -173,7 +181,9 @@ def turnaround_findings(turnaround: Turnaround) -> list[str]:
             f"({format_seconds(first.batch_s)} against {_loop_time(first)})."
         )
     numpy_wins = [
-        row for row in turnaround.rows if shown_ratio(row.numpy_s, row.batch_s) > SAME_WITHIN
+        row
+        for row in turnaround.rows
+        if (ratio := shown_ratio(row.numpy_s, row.batch_s)) > 1 and not about_as_fast(ratio)
     ]
     if numpy_wins:
         won = numpy_wins[0]
