@@ -31,13 +31,24 @@ def gpu_install_line() -> str:
         meta = metadata(DISTRIBUTION)
     except PackageNotFoundError:
         return "the NVIDIA GPU line of the install box on this section's page"
-    urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or [])
     extras = [
         extra
         for extra in meta.get_all("Provides-Extra") or []
         for requirement in meta.get_all("Requires-Dist") or []
         if requirement.startswith("jax[") and f"extra == '{extra}'" in requirement
     ]
+    return install_line(extras[0] if extras else "")
+
+
+def install_line(extra: str) -> str:
+    """The line that installs this version's wheel from its site with ``extra`` (none: "")."""
+    brackets = f"[{extra}]" if extra else ""
+    try:
+        meta = metadata(DISTRIBUTION)
+    except PackageNotFoundError:  # a checkout: the wheel's site is not known here
+        return f'python -m pip install "{DISTRIBUTION}{brackets}"'
+    urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or [])
     wheel = f"{re.sub(r'[-_.]+', '_', DISTRIBUTION)}-{meta['Version']}-py3-none-any.whl"
-    extra = f"[{extras[0]}]" if extras else ""
-    return f'python -m pip install "{DISTRIBUTION}{extra} @ {urls.get("Documentation", "")}{wheel}"'
+    return (
+        f'python -m pip install "{DISTRIBUTION}{brackets} @ {urls.get("Documentation", "")}{wheel}"'
+    )

@@ -58,9 +58,24 @@ def log_log_axes(ax, x_ticks, x_label, y_base: int) -> None:
     ax.yaxis.set_minor_locator(NullLocator())
 
 
+def pyplot():
+    """``matplotlib.pyplot``, or an ImportError that says which extra installs it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        from .about import install_line
+
+        raise ImportError(
+            "the charts draw with matplotlib, which is not installed here: it comes with this "
+            f"package's charts extra: {install_line('charts')}"
+        ) from error
+    return plt
+
+
 @contextmanager
 def chart_style():
     """Matplotlib settings for every chart on the site."""
+    pyplot()  # matplotlib, or an error that names the extra
     import matplotlib
 
     matplotlib.use("Agg")
@@ -146,7 +161,7 @@ def _defaults_on_root(svg: str) -> str:
 
 def inline_svg(figure: Figure, title: str) -> str:
     """Return ``figure`` as an SVG element to print into a page, with an accessible title."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight", metadata=_NO_METADATA)

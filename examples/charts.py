@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .chart_style import chart_style, inline_svg, log_log_axes
+from .chart_style import chart_style, inline_svg, log_log_axes, pyplot
 from .counting import scaling_table
 from .data import PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES
 from .practice import rounded
 from .scoring import score_batch, score_one_by_one
+from .validation import check_measured
 
 if TYPE_CHECKING:
     from .sweep import SettingsSweep
@@ -30,7 +31,7 @@ CHART_BATCH_SIZES: tuple[int, ...] = (*PROBE_BATCH_SIZES, 64, 128)
 
 def line_scores_chart(batch: Any, weights: Any) -> str:
     """Grouped bars: each line's score one by one (Python loop) and as a batch (jit + vmap)."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     one_by_one = rounded(score_one_by_one(batch, weights))
     batched = rounded(score_batch(batch, weights))
@@ -70,7 +71,7 @@ def multiply_count_chart(
 
     The practice's probe sizes are shaded, so the reader sees where the printed table ends.
     """
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     table = scaling_table(batch_sizes, feature_sizes)
     with chart_style():
@@ -118,9 +119,12 @@ def _short_count(rows: int) -> str:
 
 def turnaround_chart(turnaround: Turnaround) -> str:
     """Time per pass against batch size, one panel per feature count, as inline SVG."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
+    from .turnaround import Turnaround
+
+    check_measured("turnaround", turnaround, Turnaround, "measure_turnaround()")
     feature_counts = sorted({row.features for row in turnaround.rows})
     with chart_style():
         figure, axes = plt.subplots(
@@ -156,11 +160,13 @@ def turnaround_chart(turnaround: Turnaround) -> str:
 
 def settings_sweep_chart(sweep: SettingsSweep) -> str:
     """Time against the number of settings, one panel per batch size: one by one and at once."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
+    from .sweep import SettingsSweep
     from .timing import format_seconds
 
+    check_measured("sweep", sweep, SettingsSweep, "measure_settings_sweep()")
     sizes = sorted({row.rows for row in sweep.rows})
     with chart_style():
         figure, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.4), sharey=True)

@@ -7,11 +7,22 @@ import numpy as np
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .scoring import score_batch, score_one_by_one
+from .validation import as_array
 
 
 def rounded(scores) -> list[float]:
-    """Scores rounded to 3 places as plain Python floats (prints ``0.35``, not ``0.35000002``)."""
-    return [round(float(score), 3) for score in scores]
+    """Scores rounded to 3 places as plain Python floats (prints ``0.35``, not ``0.35000002``).
+
+    ``scores`` is one score per row: a list, or a 1-D numpy or jax array (what the scoring
+    functions return).
+    """
+    values = as_array("scores", scores)
+    if values.ndim != 1:
+        raise ValueError(
+            f"scores must be 1-D (one score per row), got {values.ndim}-D with shape "
+            f"{tuple(values.shape)}: round each column on its own, e.g. [rounded(c) for c in s.T]"
+        )
+    return [round(float(score), 3) for score in np.asarray(values).tolist()]
 
 
 def practice_lines() -> list[str]:

@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from os import PathLike
 from pathlib import Path
 
 import jax
@@ -30,6 +31,7 @@ import jax
 from .sweep import LayoutCheck, SettingsSweep, SweepRow, measure_settings_sweep, sweep_markdown
 from .timing import TIMES_SIGN, format_seconds
 from .turnaround import Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
+from .validation import check_measured
 
 RECORDED_DIR: Traversable = files(__package__) / "recordings"
 """Where the GPU check saves its files: package data, committed and shipped in the wheel."""
@@ -65,8 +67,29 @@ def save_recorded(path: Path, turnaround: Turnaround, device: str) -> RecordedTu
     return recorded
 
 
-def load_recorded(path: Traversable) -> RecordedTurnaround:
-    data = json.loads(path.read_text())
+def _as_path(name: str, value: object) -> Traversable:
+    """A folder or file given as a str, a path, or package data (``importlib.resources``)."""
+    if isinstance(value, (str, PathLike)):
+        return Path(value)
+    if not isinstance(value, Traversable):
+        raise TypeError(f"{name} must be a path (str or pathlib.Path), got {type(value).__name__}")
+    return value
+
+
+def _read_recording(path: object, kind: str, build):
+    """``build(data)`` from the JSON file at ``path``; a file that is not such a recording is
+    refused with a ValueError naming it."""
+    path = _as_path("path", path)
+    try:
+        return build(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError is a ValueError
+        raise ValueError(
+            f"{path} is not a recorded {kind} (JSON as python -m examples.recorded writes it): "
+            f"{type(error).__name__}: {error}"
+        ) from None
+
+
+def _turnaround_from(data: dict) -> RecordedTurnaround:
     turnaround = Turnaround(
         rows=tuple(TurnaroundRow(**row) for row in data["rows"]),
         label=data["label"],
@@ -77,7 +100,15 @@ def load_recorded(path: Traversable) -> RecordedTurnaround:
     )
 
 
-def _newest(folder: Traversable, pattern: str, load):
+def load_recorded(path: Traversable) -> RecordedTurnaround:
+    """The recorded turnaround table saved at ``path`` (``save_recorded``)."""
+    return _read_recording(path, "turnaround table", _turnaround_from)
+
+
+def _newest(folder: object, pattern: object, load):
+    folder = _as_path("folder", folder)
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a file name pattern (str), got {type(pattern).__name__}")
     recordings = [load(path) for path in folder.iterdir() if fnmatch.fnmatch(path.name, pattern)]
     return max(recordings, key=lambda recorded: recorded.recorded_at, default=None)
 
@@ -110,8 +141,7 @@ def save_recorded_sweep(path: Path, sweep: SettingsSweep, device: str) -> Record
     return recorded
 
 
-def load_recorded_sweep(path: Traversable) -> RecordedSweep:
-    data = json.loads(path.read_text())
+def _sweep_from(data: dict) -> RecordedSweep:
     sweep = SettingsSweep(
         rows=tuple(SweepRow(**row) for row in data["rows"]),
         layout=LayoutCheck(**data["layout"]),
@@ -123,6 +153,11 @@ def load_recorded_sweep(path: Traversable) -> RecordedSweep:
     return RecordedSweep(
         sweep, data["device"], datetime.datetime.fromisoformat(data["recorded_at"])
     )
+
+
+def load_recorded_sweep(path: Traversable) -> RecordedSweep:
+    """The recorded settings sweep saved at ``path`` (``save_recorded_sweep``)."""
+    return _read_recording(path, "settings sweep", _sweep_from)
 
 
 def latest_recorded_sweep(folder: Traversable = RECORDED_DIR, pattern: str = "settings-*.json"):
@@ -138,6 +173,12 @@ def compare_with_recorded(
     For each feature count measured in both: the smallest size (where the cost of a call
     decides) and the largest (where the hardware's throughput decides).
     """
+    check_measured("live", live, Turnaround, "measure_turnaround()")
+    if not isinstance(recorded, RecordedTurnaround):
+        raise TypeError(
+            "recorded must be a RecordedTurnaround, as latest_recorded() or load_recorded() "
+            f"returns, got {type(recorded).__name__}"
+        )
     recorded_rows = {(row.features, row.rows): row for row in recorded.turnaround.rows}
     sentences = []
     for features in sorted({row.features for row in live.rows}):

@@ -30,6 +30,7 @@ from .timing import (
     interleaved_medians,
     shown_ratio,
 )
+from .validation import as_count, as_counts, check_measured
 
 SWEEP_FEATURES = 16
 SWEEP_ROWS: tuple[int, ...] = (4, 4_000)
@@ -155,6 +156,8 @@ def measure_settings_sweep(
     seed: int = 0,
 ) -> SettingsSweep:
     """Time K settings one by one and at once, for every K in ``settings`` at every size."""
+    rows, settings = as_counts("rows", rows), as_counts("settings", settings)
+    features, seed = as_count("features", features, minimum=1), as_count("seed", seed)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     measured = []
@@ -180,6 +183,7 @@ def _rate(per_s: float) -> str:
 
 def sweep_markdown(sweep: SettingsSweep) -> str:
     """The sweep as a Markdown table: one line per (rows, settings)."""
+    check_measured("sweep", sweep, SettingsSweep, "measure_settings_sweep()")
     lines = [
         "| rows | features | settings | one by one | at once | settings per second | speed-up |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -226,6 +230,7 @@ def _one_setting(row: SweepRow) -> str:
 def sweep_findings(sweep: SettingsSweep) -> list[str]:
     """What the sweep shows on this machine, read from the measurements. Each comparison is
     made on the times as printed in its sentence (``timing.shown_ratio``)."""
+    check_measured("sweep", sweep, SettingsSweep, "measure_settings_sweep()")
     findings = []
     for size in sorted({row.rows for row in sweep.rows}):
         rows = [row for row in sweep.rows if row.rows == size]

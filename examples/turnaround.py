@@ -23,6 +23,7 @@ from .timing import (
     median_seconds,
     shown_ratio,
 )
+from .validation import as_count, as_counts, as_seconds, check_measured
 
 TURNAROUND_SIZES: dict[int, tuple[int, ...]] = {
     3: (4, 400, 40_000, 4_000_000),
@@ -107,6 +108,18 @@ def measure_turnaround(
     seed: int = 0,
 ) -> Turnaround:
     """Time one pass of each scoring path at every (features, rows) in ``sizes``."""
+    if not isinstance(sizes, dict) or not sizes:
+        raise TypeError(
+            "sizes must be a non-empty dict of feature count -> batch sizes (rows), "
+            f"e.g. {{3: (4, 400)}}, got {type(sizes).__name__} {sizes!r}"
+        )
+    sizes = {
+        as_count("a feature count in sizes", features, minimum=1): as_counts(
+            f"sizes[{features!r}]", rows
+        )
+        for features, rows in sizes.items()
+    }
+    loop_budget_s, seed = as_seconds("loop_budget_s", loop_budget_s), as_count("seed", seed)
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     rows = tuple(
@@ -122,6 +135,7 @@ def turnaround_markdown(turnaround: Turnaround) -> str:
 
     A speed-up is the other path's time divided by ``score_batch``'s: below 1x it was slower.
     """
+    check_measured("turnaround", turnaround, Turnaround, "measure_turnaround()")
     lines = [
         "| rows | features | Python loop | numpy `@` | `score_batch` "
         "| speed-up over the loop | speed-up over numpy |",
@@ -154,6 +168,7 @@ def turnaround_findings(turnaround: Turnaround) -> list[str]:
     Each sentence decides "faster" on the times it prints, as printed (``timing.shown_ratio``),
     and quotes the times of a size it names; times less than 5% apart are "about as fast".
     """
+    check_measured("turnaround", turnaround, Turnaround, "measure_turnaround()")
     first = turnaround.rows[0]
     findings = []
     loop_vs_batch = {row: shown_ratio(row.loop_s, row.batch_s) for row in turnaround.rows}
