@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 
 from examples import BATCH, WEIGHTS
+from testkit.project import ROOT
 
 
 def float32_tolerance(batch: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -40,3 +45,18 @@ MALFORMED = [
     ("abc", WEIGHTS, TypeError, r"batch must be an array or nested list of numbers, got str"),
     (BATCH, ["a", "b", "c"], TypeError, r"weights must hold real numbers"),
 ]
+
+
+def passes_in_a_process_with(environment: dict[str, str], *pytest_args: str) -> None:
+    """Run pytest on ``pytest_args`` in a new process with ``environment`` added (JAX reads its
+    settings when it is imported: device count, x64); every test selected must pass."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *pytest_args],
+        cwd=ROOT,
+        env={**os.environ, **environment},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " passed" in result.stdout and "skipped" not in result.stdout, result.stdout

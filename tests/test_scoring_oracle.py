@@ -6,10 +6,6 @@ integer, a silent inf or a warning). Run here and, with JAX's x64 mode on, in a 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,7 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from examples import score_batch, score_one_by_one, score_settings, score_sharded
-from testkit.project import ROOT
+
+from .scoring_cases import passes_in_a_process_with
 
 FLOAT = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))  # float32; float64 with x64 on
 X64 = FLOAT.itemsize == 8
@@ -183,26 +180,17 @@ def test_a_jax_array_whose_scores_pass_float32_is_refused_every_time():
     np.testing.assert_allclose(np.asarray(score_batch(batch / 1e30, weights)), [1e30], rtol=1e-6)
 
 
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-
-
 def test_the_x64_mode_gives_the_same_scores_or_refusals():
     if X64:
         pytest.skip("this is the x64 run")
     # Two CPU devices, so that score_sharded also splits (and pads) the rows there.
-    env = {
-        **os.environ,
-        "JAX_ENABLE_X64": "1",
-        "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
-    }
-    result = subprocess.run(
-        [*PYTEST, __file__, "-k", "not x64_mode and not jax_array_whose_scores_pass_float32"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    passes_in_a_process_with(
+        {
+            "JAX_ENABLE_X64": "1",
+            "JAX_PLATFORMS": "cpu",
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        },
+        __file__,
+        "-k",
+        "not x64_mode and not jax_array_whose_scores_pass_float32",
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert " passed" in result.stdout and "skipped" not in result.stdout, result.stdout

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import jax
 import numpy as np
 import pytest
 
 from examples import BATCH, WEIGHTS, score_batch, score_sharded
-from testkit.project import ROOT
 
-from .scoring_cases import MALFORMED
+from .scoring_cases import MALFORMED, passes_in_a_process_with
 
 
 def test_same_scores_as_score_batch_on_this_process_devices():
@@ -30,26 +25,7 @@ def test_malformed_input_is_refused_like_score_batch(batch, weights, error, mess
 
 
 def test_on_8_forced_cpu_devices():
-    env = {
-        **os.environ,
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=8",
-        "JAX_PLATFORMS": "cpu",
-    }
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests/sharded_on_8_devices.py",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    passes_in_a_process_with(
+        {"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"},
+        "tests/sharded_on_8_devices.py",
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert " passed" in result.stdout and "skipped" not in result.stdout, result.stdout
