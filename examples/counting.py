@@ -14,16 +14,15 @@ def scalar_multiply_count(batch_size: int, feature_count: int) -> int:
 
 def scaling_table(batch_sizes: Iterable[int], feature_sizes: Iterable[int]) -> dict[int, list[int]]:
     """Multiply counts for every feature size (key) over every batch size (list, in order)."""
-    batch_sizes = _listed("batch_sizes", batch_sizes)
+    batch_sizes = _counts("batch_sizes", batch_sizes)
     return {
-        as_count("feature_count", features): [
-            scalar_multiply_count(size, features) for size in batch_sizes
-        ]
-        for features in _listed("feature_sizes", feature_sizes)
+        features: [scalar_multiply_count(size, features) for size in batch_sizes]
+        for features in _counts("feature_sizes", feature_sizes)
     }
 
 
-def _listed(name: str, sizes: Iterable[int]) -> list:
+def _counts(name: str, sizes: Iterable[int]) -> list[int]:
+    """Each of ``sizes`` a non-negative int, named by its place (``feature_sizes[1]``)."""
     if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
         raise TypeError(f"{name} must be a list of sizes, got {type(sizes).__name__} {sizes!r}")
-    return list(sizes)
+    return [as_count(f"{name}[{i}]", size) for i, size in enumerate(sizes)]

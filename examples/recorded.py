@@ -84,8 +84,8 @@ def _read_recording(path: object, kind: str, build):
         return build(json.loads(path.read_text()))
     except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError is a ValueError
         raise ValueError(
-            f"{path} is not a recorded {kind} (JSON as python -m examples.recorded writes it): "
-            f"{type(error).__name__}: {error}"
+            f"path {path} is not a recorded {kind} (the JSON that python -m examples.recorded "
+            f"writes): {type(error).__name__}: {error}"
         ) from None
 
 

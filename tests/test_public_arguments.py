@@ -105,7 +105,30 @@ def test_a_wrong_argument_is_refused_in_the_courses_own_words(name, args, kwargs
         f"{name} let {refused.type.__name__} out of {innermost.filename}:{innermost.lineno}: "
         f"{refused.value}"
     )
-    assert str(refused.value)
+    # in its own words: the message names the argument that was wrong
+    parameters = inspect.signature(getattr(examples, name)).parameters
+    named = [p for p in parameters if p in str(refused.value)]
+    assert named, f"{name}: {refused.value} names none of {list(parameters)}"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs", "message"),
+    [  # the refusals issue 33 found answered with internals
+        ("measure_settings_sweep", (), {"settings": ()}, "settings must hold at least one size"),
+        (
+            "measure_settings_sweep",
+            (),
+            {"settings": (0,)},
+            r"settings\[0\] must be an integer >= 1",
+        ),
+        ("measure_turnaround", ("big",), {}, "sizes must be a non-empty dict"),
+        ("rounded", (np.ones((2, 2)),), {}, r"scores must be 1-D \(one score per row\), got 2-D"),
+        ("layout_lines", (np.ones((4, 3)),), {}, "layout_lines needs a jax array"),
+    ],
+)
+def test_the_refusals_issue_33_found(name, args, kwargs, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        getattr(examples, name)(*args, **kwargs)
 
 
 CHARTS = [
@@ -123,3 +146,10 @@ def test_a_chart_without_matplotlib_names_the_charts_extra(name, args, monkeypat
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib: ImportError
     with pytest.raises(ImportError, match=r"pip install \"dl-course-p5-9-1\[charts\]"):
         getattr(examples, name)(*args)
+
+
+def test_shard_rows_takes_nested_lists_and_integers_as_floats():
+    # it raised "'list' object has no attribute 'shape'", and would have wrapped 3e9 to int32
+    sharded = examples.shard_rows([[1, 2, 3], [3_000_000_000, 0, 0]], row_mesh())
+    assert sharded.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(sharded)[:2, 0], [1.0, 3e9])
