@@ -14,6 +14,10 @@ becomes (the same on every path):
   column. Values closer to zero than float32's smallest normal number (about 1.2e-38) may
   count as zero, as float32 arithmetic on a CPU flushes them.
 - NaN and infinity are not refused: they flow into the scores they touch, on every path.
+
+Two inputs are taken without reading their values: one jax array spread over several
+processes, and the abstract values ``jax.jit`` or ``jax.vmap`` pass while they trace a
+scoring function (there are no values to read then).
 """
 
 from __future__ import annotations
@@ -172,6 +176,8 @@ def _check_scores_in_range(batch: Any, settings_name: str, settings: Any) -> Non
     A bound from the largest magnitudes settles almost every call at once; only a batch near
     the range is checked row by row.
     """
+    if any(isinstance(a, jax.core.Tracer) for a in (batch, settings)):
+        return  # inside jax.jit or jax.vmap: the values are not known while it traces
     if any(isinstance(a, jax.Array) and not a.is_fully_addressable for a in (batch, settings)):
         return  # one array across processes: each process checked its own input
     dtype = float_type()

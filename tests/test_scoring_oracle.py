@@ -194,3 +194,10 @@ def test_the_x64_mode_gives_the_same_scores_or_refusals():
         "-k",
         "not x64_mode and not jax_array_whose_scores_pass_float32",
     )
+
+
+def test_a_scoring_function_can_still_be_traced_by_jit_and_vmap():
+    batch, weights = jnp.ones((4, 3)), jnp.arange(3.0)
+    np.testing.assert_array_equal(np.asarray(jax.jit(score_batch)(batch, weights)), [3.0] * 4)
+    stacked = jax.vmap(score_batch, in_axes=(0, None))(jnp.ones((2, 4, 3)), weights)
+    np.testing.assert_array_equal(np.asarray(stacked), [[3.0] * 4] * 2)
