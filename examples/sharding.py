@@ -20,7 +20,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from .scoring import score_rows_unchecked  # the jitted function score_batch runs
-from .validation import check_batch, check_batch_and_weights, for_jax
+from .validation import batch_for_jax, check_batch_and_weights, for_jax
 
 ROWS = "rows"
 """The mesh's one axis: the batch's rows are split along it."""
@@ -91,7 +91,7 @@ def shard_rows(batch: Any, mesh: Mesh) -> jax.Array:
     (integers are never wrapped); ``mesh`` must be one ``row_mesh()`` makes.
     """
     _check_mesh(mesh)
-    return _put_rows(for_jax(check_batch(batch)), mesh)
+    return _put_rows(batch_for_jax(batch), mesh)
 
 
 def _put_rows(batch: Any, mesh: Mesh) -> jax.Array:

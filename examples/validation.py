@@ -143,48 +143,60 @@ def _finite_magnitudes(array: Any) -> np.ndarray:
     return np.where(np.isfinite(magnitudes), magnitudes, 0.0)
 
 
-def _largest_magnitude(array: Any) -> float:
-    """The largest finite ``|value|`` in ``array`` (0 when none is finite)."""
-    if not isinstance(array, jax.Array):
-        return float(_finite_magnitudes(array).max(initial=0.0))
+def _on_device_magnitude(array: jax.Array) -> float | None:
+    """The largest finite ``|value|`` of a jax array, remembered; None where it cannot be read:
+    inside ``jax.jit`` or ``jax.vmap`` (no values while they trace), or one array across
+    processes (each process checked its own input)."""
     key = id(array)
     known = _DEVICE_MAGNITUDES.get(key)
     if known is not None and known[0]() is array:
         return known[1]
+    if isinstance(array, jax.core.Tracer) or not array.is_fully_addressable:
+        return None
     largest = float(_device_magnitude(array))
     forget = weakref.ref(array, lambda _, key=key: _DEVICE_MAGNITUDES.pop(key, None))
     _DEVICE_MAGNITUDES[key] = (forget, largest)
     return largest
 
 
-def _check_values_in_range(name: str, array: Any) -> None:
-    """Every finite value of a host array within the range of JAX's float type."""
-    if isinstance(array, jax.Array) or array.dtype.kind != "f":
-        return  # a jax array holds JAX's own types; numpy's integers all fit in float32
-    dtype = float_type()
-    past = np.abs(array) > np.finfo(dtype).max  # NaN compares False; infinity is let through
-    past &= np.isfinite(array)
+def _largest_magnitude(name: str, array: Any, dtype: np.dtype) -> float | None:
+    """The largest finite ``|value|`` of ``array`` (0 when none is finite; None: unreadable).
+
+    A finite value of a host array past the range of ``dtype`` is refused here, naming where
+    it is (a jax array holds JAX's own types, and numpy's integers all fit in float32).
+    """
+    if isinstance(array, jax.Array):
+        return _on_device_magnitude(array)
+    if array.dtype.kind != "f":  # integers: |int64 min| does not fit int64, so in float
+        return max(abs(float(array.max())), abs(float(array.min())))
+    top = float(np.finfo(dtype).max)  # a Python float: comparing with float32's max would
+    largest = float(np.abs(array).max())  # cast (and overflow); NaN if any is NaN
+    if largest <= top:
+        return largest
+    magnitudes = np.abs(np.asarray(array, dtype=np.float64))  # float16 cannot hold top
+    past = (magnitudes > top) & np.isfinite(magnitudes)  # infinity flows on
     if past.any():
         index = tuple(int(i) for i in np.argwhere(past)[0])
         raise _past_range(name, index, array[index], dtype)
+    return float(_finite_magnitudes(array).max())
 
 
 def _check_scores_in_range(batch: Any, settings_name: str, settings: Any) -> None:
-    """No score (rows x settings; 1-D weights are one setting) can pass the range of JAX's
-    float type, in whatever order its products are added.
+    """Every value within the range of JAX's float type, and no score (rows x settings; 1-D
+    weights are one setting) past it, in whatever order its products are added.
 
     A bound from the largest magnitudes settles almost every call at once; only a batch near
     the range is checked row by row.
     """
-    if any(isinstance(a, jax.core.Tracer) for a in (batch, settings)):
-        return  # inside jax.jit or jax.vmap: the values are not known while it traces
-    if any(isinstance(a, jax.Array) and not a.is_fully_addressable for a in (batch, settings)):
-        return  # one array across processes: each process checked its own input
     dtype = float_type()
+    largest_value = _largest_magnitude("batch", batch, dtype)
+    largest_weight = _largest_magnitude(settings_name, settings, dtype)
+    if largest_value is None or largest_weight is None:
+        return
     features = batch.shape[1]
     # Adding F float terms may round each partial sum up by a relative eps: keep that margin.
     limit = float(np.finfo(dtype).max) / (1 + features * float(np.finfo(dtype).eps))
-    if _largest_magnitude(batch) * _largest_magnitude(settings) * features <= limit:
+    if largest_value * largest_weight * features <= limit:
         return
     weights = _finite_magnitudes(settings).reshape(-1, features)  # one weight vector: 1 x F
     with np.errstate(over="ignore"):  # a sum past float64's range is inf: refused below
@@ -208,6 +220,13 @@ def for_jax(array: Any) -> Any:
     return np.asarray(array, dtype=float_type())
 
 
+def batch_for_jax(batch: Any) -> np.ndarray | jax.Array:
+    """A checked batch, every value within range, in JAX's float type (for ``shard_rows``)."""
+    batch_array = check_batch(batch)
+    _largest_magnitude("batch", batch_array, float_type())  # refuses a value past the range
+    return for_jax(batch_array)
+
+
 def check_batch(batch: Any) -> np.ndarray | jax.Array:
     """Validate a (rows x features) batch with at least one of each; return it as an array."""
     batch_array = as_array("batch", batch)
@@ -221,7 +240,6 @@ def check_batch(batch: Any) -> np.ndarray | jax.Array:
         raise ValueError(
             f"batch must have at least one row and one feature, got shape {(rows, features)}"
         )
-    _check_values_in_range("batch", batch_array)
     return batch_array
 
 
@@ -240,7 +258,6 @@ def check_batch_and_weights(batch: Any, weights: Any) -> tuple[Any, Any]:
             f"weights must have one weight per feature: batch has shape {(rows, features)}, "
             f"so {features} weights were expected, got shape {tuple(weights_array.shape)}"
         )
-    _check_values_in_range("weights", weights_array)
     _check_scores_in_range(batch_array, "weights", weights_array)
     return batch_array, weights_array
 
@@ -271,7 +288,6 @@ def check_batch_and_settings(batch: Any, settings: Any) -> tuple[Any, Any]:
             f"so settings of shape (settings, {features}) were expected, "
             f"got shape {(count, setting_features)}"
         )
-    _check_values_in_range("settings", settings_array)
     _check_scores_in_range(batch_array, "settings", settings_array)
     return batch_array, settings_array
 
