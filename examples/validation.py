@@ -22,6 +22,7 @@ scoring function (there are no values to read then).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import operator
@@ -143,6 +144,13 @@ def _finite_magnitudes(array: Any) -> np.ndarray:
     return np.where(np.isfinite(magnitudes), magnitudes, 0.0)
 
 
+@functools.cache
+def _range_of(dtype: np.dtype) -> tuple[float, float]:
+    """The largest finite value and the epsilon of ``dtype``, as Python floats (comparing a
+    Python float with float32's own max would cast it, and overflow)."""
+    return float(np.finfo(dtype).max), float(np.finfo(dtype).eps)
+
+
 def _on_device_magnitude(array: jax.Array) -> float | None:
     """The largest finite ``|value|`` of a jax array, remembered; None where it cannot be read:
     inside ``jax.jit`` or ``jax.vmap`` (no values while they trace), or one array across
@@ -169,8 +177,8 @@ def _largest_magnitude(name: str, array: Any, dtype: np.dtype) -> float | None:
         return _on_device_magnitude(array)
     if array.dtype.kind != "f":  # integers: |int64 min| does not fit int64, so in float
         return max(abs(float(array.max())), abs(float(array.min())))
-    top = float(np.finfo(dtype).max)  # a Python float: comparing with float32's max would
-    largest = float(np.abs(array).max())  # cast (and overflow); NaN if any is NaN
+    top, _ = _range_of(dtype)
+    largest = float(np.abs(array).max())  # NaN if any is NaN
     if largest <= top:
         return largest
     magnitudes = np.abs(np.asarray(array, dtype=np.float64))  # float16 cannot hold top
@@ -195,7 +203,8 @@ def _check_scores_in_range(batch: Any, settings_name: str, settings: Any) -> Non
         return
     features = batch.shape[1]
     # Adding F float terms may round each partial sum up by a relative eps: keep that margin.
-    limit = float(np.finfo(dtype).max) / (1 + features * float(np.finfo(dtype).eps))
+    top, eps = _range_of(dtype)
+    limit = top / (1 + features * eps)
     if largest_value * largest_weight * features <= limit:
         return
     weights = _finite_magnitudes(settings).reshape(-1, features)  # one weight vector: 1 x F
