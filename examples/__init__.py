@@ -19,6 +19,7 @@ from .charts import (
 from .counting import scalar_multiply_count, scaling_table
 from .data import BATCH, PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES, WEIGHTS
 from .diagrams import sequential_vs_parallel_flowchart
+from .findings import sweep_findings, turnaround_findings
 from .practice import practice_lines, prose_numbers, rounded
 from .recorded import (
     RecordedSweep,
@@ -31,13 +32,8 @@ from .recorded import (
 from .scoring import score_batch, score_one_by_one
 from .settings import score_settings
 from .sharding import gather_scores, layout_lines, row_mesh, score_sharded, shard_rows
-from .sweep import SettingsSweep, measure_settings_sweep, sweep_findings, sweep_markdown
-from .turnaround import (
-    Turnaround,
-    measure_turnaround,
-    turnaround_findings,
-    turnaround_markdown,
-)
+from .sweep import SettingsSweep, measure_settings_sweep, sweep_markdown
+from .turnaround import Turnaround, measure_turnaround, turnaround_markdown
 
 __all__ = [
     "BATCH",

@@ -57,8 +57,9 @@ def name_an_unused_gpu() -> None:
 
 
 def turnaround() -> None:
+    from .findings import turnaround_findings
     from .recorded import compare_with_recorded, latest_recorded
-    from .turnaround import measure_turnaround, turnaround_findings, turnaround_markdown
+    from .turnaround import measure_turnaround, turnaround_markdown
 
     print(f"{about()}\n")
     measured = measure_turnaround()
@@ -80,8 +81,9 @@ def verify(block_ids: list[str]) -> int:
 
 
 def sweep() -> None:
+    from .findings import sweep_findings
     from .recorded import latest_recorded_sweep
-    from .sweep import measure_settings_sweep, sweep_findings, sweep_markdown
+    from .sweep import measure_settings_sweep, sweep_markdown
 
     print(f"{about()}\n")
     measured = measure_settings_sweep()

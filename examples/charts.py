@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .arguments import check_measured
 from .chart_style import chart_style, inline_svg, log_log_axes, pyplot
 from .counting import scaling_table
 from .data import PROBE_BATCH_SIZES, PROBE_FEATURE_SIZES
 from .practice import rounded
 from .scoring import score_batch, score_one_by_one
-from .validation import check_measured
 
 if TYPE_CHECKING:
     from .sweep import SettingsSweep

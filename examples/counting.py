@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .validation import as_count
+from .arguments import as_count
 
 
 def scalar_multiply_count(batch_size: int, feature_count: int) -> int:

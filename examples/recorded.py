@@ -28,10 +28,10 @@ from pathlib import Path
 
 import jax
 
+from .arguments import check_measured
 from .sweep import LayoutCheck, SettingsSweep, SweepRow, measure_settings_sweep, sweep_markdown
 from .timing import TIMES_SIGN, format_seconds
 from .turnaround import Turnaround, TurnaroundRow, measure_turnaround, turnaround_markdown
-from .validation import check_measured
 
 RECORDED_DIR: Traversable = files(__package__) / "recordings"
 """Where the GPU check saves its files: package data, committed and shipped in the wheel."""

@@ -12,7 +12,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .validation import check_batch_and_weights, for_jax
+from .float_range import for_jax
+from .validation import check_batch_and_weights
 
 # On a GPU, float32 matmul may run at reduced (TF32) precision by default; the course
 # compares the batched scores with the one-by-one scores, so ask for full float32.

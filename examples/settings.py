@@ -18,8 +18,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from .float_range import for_jax
 from .scoring import score_row
-from .validation import check_batch_and_settings, for_jax
+from .validation import check_batch_and_settings
 
 SETTINGS_AXIS = 1
 """Where the settings axis sits in ``score_settings``' output: last, so rows x settings."""

@@ -19,8 +19,9 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from .float_range import for_jax
 from .scoring import score_rows_unchecked  # the jitted function score_batch runs
-from .validation import batch_for_jax, check_batch_and_weights, for_jax
+from .validation import batch_for_jax, check_batch_and_weights
 
 ROWS = "rows"
 """The mesh's one axis: the batch's rows are split along it."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from .arguments import as_count, as_counts, check_measured
 from .backend import machine_label
 from .scoring import score_batch
 from .settings import (
@@ -23,14 +24,7 @@ from .settings import (
     score_settings_unchecked,
     settings_program,
 )
-from .timing import (
-    faster_or_slower,
-    format_ratio,
-    format_seconds,
-    interleaved_medians,
-    shown_ratio,
-)
-from .validation import as_count, as_counts, check_measured
+from .timing import format_rate, format_ratio, format_seconds, interleaved_medians
 
 SWEEP_FEATURES = 16
 SWEEP_ROWS: tuple[int, ...] = (4, 4_000)
@@ -176,11 +170,6 @@ def measure_settings_sweep(
     )
 
 
-def _rate(per_s: float) -> str:
-    """Three significant digits, with thousands separators: 26,384,111 -> 26,400,000."""
-    return f"{float(f'{per_s:.3g}'):,.0f}" if per_s >= 100 else f"{per_s:.3g}"
-
-
 def sweep_markdown(sweep: SettingsSweep) -> str:
     """The sweep as a Markdown table: one line per (rows, settings)."""
     check_measured("sweep", sweep, SettingsSweep, "measure_settings_sweep()")
@@ -192,82 +181,6 @@ def sweep_markdown(sweep: SettingsSweep) -> str:
         lines.append(
             f"| {row.rows:,} | {row.features} | {row.settings:,} "
             f"| {format_seconds(row.one_by_one_s)} | {format_seconds(row.at_once_s)} "
-            f"| {_rate(row.settings_per_s)} | {format_ratio(row.speedup)} |"
+            f"| {format_rate(row.settings_per_s)} | {format_ratio(row.speedup)} |"
         )
     return "\n".join(lines)
-
-
-def _share(fraction: float) -> str:
-    """A share as a percentage: whole from 10% up, two significant digits below (never 0%)."""
-    percent = 100 * fraction
-    return f"{percent:.0f}%" if percent >= 10 else f"{float(f'{percent:.2g}'):g}%"
-
-
-def _operations(program: tuple[str, ...]) -> str:
-    count = f"{len(program)} operation{'s' if len(program) != 1 else ''}"
-    return f"{count}, " + ", ".join(f"`{line}`" for line in program)
-
-
-def _settings(count: int) -> str:
-    return f"{count:,} setting{'s' if count != 1 else ''}"
-
-
-def _one_setting(row: SweepRow) -> str:
-    """At one setting nothing is shared: a difference is the two programs' own, or noise."""
-    ratio = shown_ratio(row.at_once_s, row.one_by_one_s)
-    times = (
-        f"at once ({format_seconds(row.at_once_s)}) was {faster_or_slower(ratio)} one "
-        f"`score_batch` call ({format_seconds(row.one_by_one_s)})"
-    )
-    if faster_or_slower(ratio) == "about as fast as":
-        return f"with 1 setting there is no call to share, and {times}."
-    return (
-        f"with 1 setting there is no call to share, yet {times}: not from a shared call, but "
-        "from the two compiled programs themselves, or a busy machine."
-    )
-
-
-def sweep_findings(sweep: SettingsSweep) -> list[str]:
-    """What the sweep shows on this machine, read from the measurements. Each comparison is
-    made on the times as printed in its sentence (``timing.shown_ratio``)."""
-    check_measured("sweep", sweep, SettingsSweep, "measure_settings_sweep()")
-    findings = []
-    for size in sorted({row.rows for row in sweep.rows}):
-        rows = [row for row in sweep.rows if row.rows == size]
-        most, one = rows[-1], rows[0]
-        if most.settings == 1:  # nothing else measured at this size
-            findings.append(f"At {size:,} rows, {_one_setting(most)}")
-            continue
-        finding = (
-            f"At {size:,} rows, trying {_settings(most.settings)} one by one took "
-            f"{format_seconds(most.one_by_one_s)}, "
-            f"{format_seconds(most.one_by_one_s / most.settings)} a setting; all at once took "
-            f"{format_seconds(most.at_once_s)}, "
-            f"{faster_or_slower(shown_ratio(most.at_once_s, most.one_by_one_s))} the loop: "
-            f"{_rate(most.settings_per_s)} settings a second."
-        )
-        if one.settings == 1:
-            one_setting = _one_setting(one)
-            finding += f" {one_setting[0].upper()}{one_setting[1:]}"
-        findings.append(finding)
-    layout = sweep.layout
-    findings.append(
-        f"What JAX hands to XLA for the at-once call at {layout.rows:,} rows and "
-        f"{layout.settings:,} settings: {_operations(sweep.program)}"
-        + (
-            ": the two `vmap`s, over rows and over settings, became one matrix product."
-            if [line.split()[0] for line in sweep.program] == ["dot_general"]
-            else "."
-        )
-        + " With the settings axis first (`out_axes=0`): "
-        + f"{_operations(sweep.settings_first_program)}."
-    )
-    # The two shares of numpy's rate, as printed: their ratio is the verdict.
-    last, first = (_share(layout.numpy_s / t) for t in (layout.at_once_s, layout.settings_first_s))
-    first_vs_last = float(last[:-1]) / float(first[:-1])
-    findings.append(
-        f"There, `score_settings` ran at {last} of the rate of numpy's `batch @ settings.T` "
-        f"on the same arrays, and the settings-first variant at {first}: on this machine, "
-        f"putting the settings axis last was {faster_or_slower(first_vs_last)} putting it first."
-    )
-    return findings

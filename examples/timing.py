@@ -56,6 +56,11 @@ def format_ratio(value: float) -> str:
     return f"{value:,.0f}{TIMES_SIGN}" if value >= 10 else f"{value:.2g}{TIMES_SIGN}"
 
 
+def format_rate(per_s: float) -> str:
+    """A rate in three significant digits, with thousands separators: 26,384,111 -> 26,400,000."""
+    return f"{float(f'{per_s:.3g}'):,.0f}" if per_s >= 100 else f"{per_s:.3g}"
+
+
 SAME_WITHIN = 1.05
 """Two times less than 5% apart are "about as fast": a shared machine's noise is larger."""
 

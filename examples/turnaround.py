@@ -7,23 +7,20 @@ one pass stays within a budget and extrapolated beyond it (it is linear in the r
 
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass
 
 import jax
 import numpy as np
 
+from .arguments import as_count, as_counts, as_seconds, check_measured
 from .backend import machine_label
 from .scoring import score_batch, score_one_by_one
 from .timing import (
-    about_as_fast,
     format_ratio,
     format_seconds,
     median_seconds,
-    shown_ratio,
 )
-from .validation import as_count, as_counts, as_seconds, check_measured
 
 TURNAROUND_SIZES: dict[int, tuple[int, ...]] = {
     3: (4, 400, 40_000, 4_000_000),
@@ -151,76 +148,3 @@ def turnaround_markdown(turnaround: Turnaround) -> str:
             f"| {format_ratio(row.numpy_speedup)} |"
         )
     return "\n".join(lines)
-
-
-def _loop_time(row: TurnaroundRow) -> str:
-    shown = format_seconds(row.loop_s)
-    return shown if row.loop_measured else f"≈ {shown} (extrapolated)"
-
-
-def _sizes(rows: list[TurnaroundRow]) -> str:
-    return ", ".join(f"{row.rows:,} rows of {row.features} features" for row in rows)
-
-
-def turnaround_findings(turnaround: Turnaround) -> list[str]:
-    """When batching paid on this machine and when it did not, read from the measurements.
-
-    Each sentence decides "faster" on the times it prints, as printed (``timing.shown_ratio``),
-    and quotes the times of a size it names; times less than 5% apart are "about as fast".
-    """
-    check_measured("turnaround", turnaround, Turnaround, "measure_turnaround()")
-    first = turnaround.rows[0]
-    findings = []
-    loop_vs_batch = {row: shown_ratio(row.loop_s, row.batch_s) for row in turnaround.rows}
-    loop_wins = [
-        row for row, ratio in loop_vs_batch.items() if ratio > 1 and not about_as_fast(ratio)
-    ]
-    ties = [row for row, ratio in loop_vs_batch.items() if about_as_fast(ratio)]
-    if loop_wins:
-        won = loop_wins[0]
-        findings.append(
-            f"The Python loop beat `score_batch` at {_sizes(loop_wins)}: at {won.rows:,} rows "
-            f"the loop took {_loop_time(won)} and `score_batch` {format_seconds(won.batch_s)}, "
-            "most of it the fixed cost of one call into compiled code."
-        )
-    elif ties:
-        tie = ties[0]
-        findings.append(
-            f"The Python loop was about as fast as `score_batch` at {_sizes(ties)} "
-            f"({_loop_time(tie)} against {format_seconds(tie.batch_s)} at {tie.rows:,} rows), "
-            "and slower at every other size."
-        )
-    else:
-        findings.append(
-            f"`score_batch` beat the Python loop at every size, even {first.rows:,} rows "
-            f"({format_seconds(first.batch_s)} against {_loop_time(first)})."
-        )
-    numpy_wins = [
-        row
-        for row in turnaround.rows
-        if (ratio := shown_ratio(row.numpy_s, row.batch_s)) > 1 and not about_as_fast(ratio)
-    ]
-    if numpy_wins:
-        won = numpy_wins[0]
-        findings.append(
-            f"numpy's `@` was faster than `score_batch` at {len(numpy_wins)} of "
-            f"{len(turnaround.rows)} sizes. At {won.rows:,} rows of {won.features} features: "
-            f"{format_seconds(won.numpy_s)} for numpy against {format_seconds(won.batch_s)} "
-            "for `score_batch`."
-        )
-    findings.append(_compile_finding(turnaround.rows, first))
-    return findings
-
-
-def _compile_finding(rows: tuple[TurnaroundRow, ...], first: TurnaroundRow) -> str:
-    compile_s = statistics.median(row.first_call_s - row.batch_s for row in rows)
-    if compile_s <= 0:  # a busy machine can make a later call slower than the first
-        return (
-            "No cost of compiling `score_batch` for a new batch shape could be measured: its "
-            "first call at a shape was, in the median, no slower than the next ones."
-        )
-    return (
-        f"Every new batch shape compiled `score_batch` again: a median of "
-        f"{format_seconds(compile_s)} a shape, as long as the loop takes for about "
-        f"{compile_s / (first.loop_s / first.rows):,.0f} rows of {first.features} features."
-    )
