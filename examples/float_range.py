@@ -54,18 +54,6 @@ def _larger_numbers(dtype: np.dtype) -> str:
     return advice
 
 
-# The largest finite magnitude of each jax array checked, while it lives: reading it needs a
-# reduction on the array's device and a wait for it, which would cost more than a small
-# score_batch call itself; a jax array never changes, so once per array is enough.
-_DEVICE_MAGNITUDES: dict[int, tuple[weakref.ref, float]] = {}
-
-
-@jax.jit
-def _device_magnitude(array: jax.Array) -> jax.Array:
-    magnitudes = jax.numpy.abs(array.astype(jax.numpy.result_type(float)))  # |int32 min| wraps
-    return jax.numpy.max(magnitudes, where=jax.numpy.isfinite(magnitudes), initial=0)
-
-
 def _finite_magnitudes(array: Any) -> np.ndarray:
     """``|array|`` on the host in float64, with NaN and infinity counted as 0."""
     magnitudes = np.abs(np.asarray(array, dtype=np.float64))
@@ -79,30 +67,30 @@ def _range_of(dtype: np.dtype) -> tuple[float, float]:
     return float(np.finfo(dtype).max), float(np.finfo(dtype).eps)
 
 
-def _on_device_magnitude(array: jax.Array) -> float | None:
+# The largest finite magnitude of each jax array read, while the array lives. Reading it on the
+# device would compile a reduction for every new shape (more than doubling score_batch's first
+# call); it is read on the host instead (a copy from a GPU), once per array: an array never
+# changes, and a small score_batch call costs less than the read.
+_JAX_ARRAY_MAGNITUDES: dict[int, tuple[weakref.ref, float]] = {}
+
+
+def _jax_array_magnitude(array: jax.Array, dtype: np.dtype) -> float | None:
     """The largest finite ``|value|`` of a jax array, remembered; None where it cannot be read:
     inside ``jax.jit`` or ``jax.vmap`` (no values while they trace), or one array across
     processes (each process checked its own input)."""
     key = id(array)
-    known = _DEVICE_MAGNITUDES.get(key)
+    known = _JAX_ARRAY_MAGNITUDES.get(key)
     if known is not None and known[0]() is array:
         return known[1]
     if isinstance(array, jax.core.Tracer) or not array.is_fully_addressable:
         return None
-    largest = float(_device_magnitude(array))
-    forget = weakref.ref(array, lambda _, key=key: _DEVICE_MAGNITUDES.pop(key, None))
-    _DEVICE_MAGNITUDES[key] = (forget, largest)
+    largest = _host_magnitude("array", np.asarray(array), dtype)
+    forget = weakref.ref(array, lambda _, key=key: _JAX_ARRAY_MAGNITUDES.pop(key, None))
+    _JAX_ARRAY_MAGNITUDES[key] = (forget, largest)
     return largest
 
 
-def largest_magnitude(name: str, array: Any, dtype: np.dtype) -> float | None:
-    """The largest finite ``|value|`` of ``array`` (0 when none is finite; None: unreadable).
-
-    A finite value of a host array past the range of ``dtype`` is refused here, naming where
-    it is (a jax array holds JAX's own types, and numpy's integers all fit in float32).
-    """
-    if isinstance(array, jax.Array):
-        return _on_device_magnitude(array)
+def _host_magnitude(name: str, array: np.ndarray, dtype: np.dtype) -> float:
     if array.dtype.kind != "f":  # integers: |int64 min| does not fit int64, so in float
         return max(abs(float(array.max())), abs(float(array.min())))
     top, _ = _range_of(dtype)
@@ -115,6 +103,16 @@ def largest_magnitude(name: str, array: Any, dtype: np.dtype) -> float | None:
         index = tuple(int(i) for i in np.argwhere(past)[0])
         raise past_range_error(name, index, array[index], dtype)
     return float(_finite_magnitudes(array).max())
+
+
+def largest_magnitude(name: str, array: Any, dtype: np.dtype) -> float | None:
+    """The largest finite ``|value|`` of ``array`` (0 when none is finite; None: unreadable).
+
+    A finite value past the range of ``dtype`` is refused here, naming where it is.
+    """
+    if isinstance(array, jax.Array):
+        return _jax_array_magnitude(array, dtype)
+    return _host_magnitude(name, array, dtype)
 
 
 def check_scores_in_range(batch: Any, settings_name: str, settings: Any) -> None:
