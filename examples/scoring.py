@@ -70,7 +70,8 @@ def score_rows_unchecked(batch: jax.Array, weights: jax.Array) -> jax.Array:
 def score_batch(batch: Any, weights: Any) -> jax.Array:
     """Score every row at once with ``jax.jit(jax.vmap(row score))`` (the batched path).
 
-    Accepts nested lists, numpy arrays and jax arrays. A jax array stays on its device;
+    Accepts nested lists, numpy arrays and jax arrays. A jax array stays on its device (its
+    largest value is read once, on the host, for the range check);
     the result is a jax array of shape ``(rows,)`` on the same backend. Integers of any size
     are turned into floats on the host, never wrapped; bool is refused; a value or a score past
     the range of JAX's float type (float32; float64 where JAX's x64 mode is on) is refused
