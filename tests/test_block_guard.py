@@ -374,3 +374,54 @@ def test_under_serve_a_failing_block_shows_in_its_page_until_a_good_edit(site):
         (site / "docs" / "index.md").write_text(page_with("import sys\nsys.exit(0)"))
         exited = wait_for_text(url, "exec-error", timeout_s=60)
         assert "SystemExit: 0" in exited and server.poll() is None
+
+
+# ---------------------------------------------------------------- the build's own handling
+
+
+@pytest.fixture
+def a_build(tmp_path, monkeypatch):
+    from build_support.execution import state
+
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv("FRESH", raising=False)
+    monkeypatch.setattr(state.PROCESS, "serving", False)
+    build = state.start(ROOT)
+    build.page = "page.md"
+    yield build
+    state.PROCESS.workers.close()
+
+
+# Each step of the build's handling of a block and its output, after its worker has run it.
+HANDLING = [
+    ("build_support.execution.python_exec", "format_python"),  # markdown-exec renders it
+    ("build_support.execution.reads", "digests"),  # the files it read
+    ("build_support.execution.blocks", "measured_caption"),  # its caption
+    ("build_support.execution.blocks", "run_record"),  # its run, for the report and record
+    ("build_support.execution.blocks", "note_shown"),  # what verify compares
+    ("build_support.execution.blocks", "wrapped"),  # its wrapper in the page
+    ("build_support.execution.blocks", "cacheable"),  # whether it may be stored (a store's
+]  # own faults are misses, said in a warning: the output is shown all the same)
+
+
+@pytest.mark.parametrize(("where", "step"), HANDLING, ids=[step for _, step in HANDLING])
+def test_a_fault_planted_in_each_step_of_the_handling_fails_the_block_named(
+    a_build, monkeypatch, where, step
+):
+    """pymdownx.superfences swallows what a fence's formatter raises and ships the fence as
+    source, exit 0: a fault anywhere in the build's handling must fail the block, named."""
+    import importlib
+
+    import markdown
+
+    from build_support.execution import runner
+
+    def planted(*args, **kwargs):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(importlib.import_module(where), step, planted)
+    options = {"code": "print('hi')", "id": "b", "extra": {}, "md": markdown.Markdown()}
+    with pytest.raises(guard.BlockFailed) as failed:
+        runner.formatter(a_build)(**options)
+    said = "page page.md, block 'b' failed: the build could not handle its output: RuntimeError"
+    assert said in str(failed.value)

@@ -35,7 +35,7 @@ from typing import Any, BinaryIO
 
 from . import reads
 
-_HEADER = struct.Struct(">I")
+_HEADER = ">I"  # a frame's length, before its JSON
 FILE_NAME = "<code block: id {id}>"
 """The file name a block's code is compiled under, as markdown-exec names a block with an id."""
 BLOCK_FILE = re.compile(r"^<code block: (?:id )?(?P<name>.*)>$")
@@ -56,15 +56,15 @@ block imports what it would have imported in the build."""
 def send(stream: BinaryIO, message: dict[str, Any]) -> None:
     """One framed message: its length, then its JSON (lone surrogates escaped, as JSON does)."""
     data = json.dumps(message).encode("ascii")
-    stream.write(_HEADER.pack(len(data)) + data)
+    stream.write(struct.pack(_HEADER, len(data)) + data)
     stream.flush()
 
 
 def frame_length(header: bytes) -> int:
-    return _HEADER.unpack(header)[0]
+    return struct.unpack(_HEADER, header)[0]
 
 
-HEADER_SIZE = _HEADER.size
+HEADER_SIZE = struct.calcsize(_HEADER)
 
 
 def _receive(stream: BinaryIO) -> dict[str, Any] | None:
