@@ -6,12 +6,12 @@ each file the running block opens for reading is recorded with its SHA-256 besid
 and an entry is reused only while every one of them is unchanged.
 
 Recorded: every file opened for reading (Python's ``open`` audit event) by the thread that runs
-the block in its worker process (``block_worker.py`` records, the build digests), except files it wrote itself, compiled modules (``.pyc``), files under
-``sys.prefix`` (keyed by ``uv.lock`` and the Python version), ``/proc``, ``/sys`` and ``/dev``
-(the backend label), and the ``examples`` package's modules when Python imports them (the key
-holds what the output reaches of them: ``caching/reach.py``; the block that first imports the
-package would otherwise re-run on an edit to any of its modules). A module of it read as a
-file is recorded. A file under the
+the block in its worker process (``block_worker.py`` records, the build digests), except files
+it wrote itself, compiled modules (``.pyc``), files under ``sys.prefix`` (keyed by ``uv.lock``
+and the Python version), ``/proc``, ``/sys`` and ``/dev`` (the backend label), and the
+``examples`` package's modules when Python imports them (the key holds what the output reaches
+of them: ``caching/reach.py``; the block that first imports the package would otherwise re-run
+on an edit to any of its modules). A module of it read as a file is recorded. A file under the
 project is stored by its path in the project, so an entry survives a move of the checkout.
 """
 
