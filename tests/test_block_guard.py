@@ -425,3 +425,34 @@ def test_a_fault_planted_in_each_step_of_the_handling_fails_the_block_named(
         runner.formatter(a_build)(**options)
     said = "page page.md, block 'b' failed: the build could not handle its output: RuntimeError"
     assert said in str(failed.value)
+
+
+DEAF = """\
+import pathlib, signal, time
+for deaf_to in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGUSR1, signal.SIGHUP):
+    signal.signal(deaf_to, signal.SIG_IGN)
+signal.setitimer(signal.ITIMER_REAL, 0)
+pathlib.Path("{started}").write_text("running")
+time.sleep(600)
+"""
+
+
+def test_under_serve_a_block_deaf_to_every_signal_cannot_end_the_server(site):
+    """A block that ignores every signal and cancels timers ends at its time limit with its
+    process group (the server's own signal handlers are out of its reach); the server shows
+    the failure, goes on, and a good edit recovers without a restart."""
+    (site / "docs" / "index.md").write_text(page_with("print('first')"))
+    started = site / "started.txt"
+    env = {CACHE_DIR_ENV: str(site / "cache")}
+    with mkdocs_serve(site, env, site / "serve.log") as (server, url):
+        (site / "docs" / "index.md").write_text(
+            page_with(DEAF.format(started=started), ' timeout="5"')
+        )
+        shown = wait_for_text(url, "exec-error", timeout_s=90)
+        assert started.exists()  # the block did run, deaf, until its limit
+        assert "still running after its time limit of 5 s" in shown
+        assert server.poll() is None  # the server goes on
+
+        (site / "docs" / "index.md").write_text(page_with("print('recovered')"))
+        fixed = wait_for_text(url, "recovered", timeout_s=60)
+        assert "exec-error" not in fixed and server.poll() is None
