@@ -42,6 +42,7 @@ plugins:
       execute: false
 hooks:
   - {ROOT / "hooks" / "execution.py"}
+  - {ROOT / "hooks" / "serve_last_build.py"}
 extra:
   build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR, memory_limit_gib: 1}}
 """
@@ -437,20 +438,31 @@ time.sleep(600)
 """
 
 
-def test_under_serve_a_block_deaf_to_every_signal_cannot_end_the_server(site):
-    """A block that ignores every signal and cancels timers ends at its time limit with its
-    process group (the server's own signal handlers are out of its reach); the server shows
-    the failure, goes on, and a good edit recovers without a restart."""
+def test_under_serve_pages_answer_while_a_block_runs_and_a_deaf_block_cannot_end_it(site):
+    """The build waits on the block's worker without holding the server, which serves the last
+    whole build meanwhile (build_support/serve_staging.py); a block that ignores every signal
+    and cancels timers ends at its time limit with its process group, and the server goes on;
+    a good edit recovers without a restart."""
+    (site / "docs" / "other.md").write_text("# Other\n\nAnother page.\n")
     (site / "docs" / "index.md").write_text(page_with("print('first')"))
     started = site / "started.txt"
     env = {CACHE_DIR_ENV: str(site / "cache")}
     with mkdocs_serve(site, env, site / "serve.log") as (server, url):
         (site / "docs" / "index.md").write_text(
-            page_with(DEAF.format(started=started), ' timeout="5"')
+            page_with(DEAF.format(started=started), ' timeout="10"')
         )
-        shown = wait_for_text(url, "exec-error", timeout_s=90)
-        assert started.exists()  # the block did run, deaf, until its limit
-        assert "still running after its time limit of 5 s" in shown
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), (site / "serve.log").read_text()
+        block_started = time.monotonic()
+        for page, said in (("other/", "Another page."), ("", "first")) * 2:
+            shown = fetch_text(url + page)
+            assert shown is not None and said in shown
+        assert time.monotonic() - block_started < 10  # answered while the block still ran
+
+        shown = wait_for_text(url, "exec-error", timeout_s=60)
+        assert "still running after its time limit of 10 s" in shown
         assert server.poll() is None  # the server goes on
 
         (site / "docs" / "index.md").write_text(page_with("print('recovered')"))

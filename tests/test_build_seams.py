@@ -37,6 +37,10 @@ PROCESS_SCOPED = {
     "build_support.execution.reads._installed": "an audit hook cannot be removed: one per process",
     "build_support.caching.cache._handler": "logging's handlers are per process",
     "build_support.publishing.wheel_build.builder_version": "uv's version, asked once a process",
+    "build_support.serve_staging.SERVED": (
+        "the folder `mkdocs serve` serves, said once (on_serve), while it loads the hooks afresh "
+        "for every rebuild"
+    ),
 }
 """Module-level state of ``build_support/``, and why the process is its scope."""
 

@@ -91,6 +91,7 @@ class Worker:
     console_size: int = 0
     ready: bool = False
     ended: str = ""  # why it can run no more blocks
+    closed: bool = False
 
     @classmethod
     def start(cls, limits: Limits, package: str, package_dir: str | None) -> Worker:
@@ -253,7 +254,11 @@ class Worker:
         raise BlockError(summary)
 
     def close(self) -> None:
-        """Kill the worker's whole process group (threads, forks, subprocesses) and reap it."""
+        """Kill the worker's whole process group (threads, forks, subprocesses) and reap it.
+        Once only: a descriptor closed twice may close another worker's, opened since."""
+        if self.closed:
+            return
+        self.closed = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
