@@ -11,6 +11,7 @@ every Python found here (tests/test_reader_pythons.py).
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -116,6 +117,15 @@ def resolution(requirement: str, python: str, system: str) -> subprocess.Complet
         text=True,
         timeout=300,
     )
+
+
+def this_system() -> str | None:
+    """The system of the matrix this machine is (its ``sys.platform`` and machine), or None."""
+    machine = platform.machine()
+    for system, (sys_platform, _, machine_marker, _) in MARKERS_OF_SYSTEM.items():
+        if system in systems() and (sys_platform, machine_marker) == (sys.platform, machine):
+            return system
+    return None
 
 
 def _pyenv_versions() -> Path:

@@ -23,7 +23,7 @@ from packaging.requirements import Requirement
 from build_support import section
 from build_support.publishing.wheel_build import WHEEL_SOURCES
 from testkit.project import ROOT, SECTION_PAGE
-from testkit.site import INSTALL, page, served_wheel
+from testkit.site import INSTALL, install_box_lines, served_wheel
 from testkit.support_matrix import gpu_systems, marker_environment, pythons, resolved
 
 UV = str(Path(sys.executable).with_name("uv"))
@@ -102,18 +102,9 @@ def test_the_gpu_extra_follows_the_jax_pin_it_has_no_copy_of_its_own(tmp_path):
     assert_gpu_extra_follows_jax(requirements)
 
 
-def box_lines(site: Path, name: str) -> dict[str, str]:
-    """The install box's content tabs on page ``name``: label -> the line its copy button gives."""
-    box = page(site, name).select_one("div.install-box")
-    labels = [label.get_text(" ", strip=True) for label in box.select(".tabbed-labels label")]
-    codes = [code.get_text().strip() for code in box.select(".tabbed-block pre code")]
-    assert len(labels) == len(codes), (labels, codes)
-    return dict(zip(labels, codes, strict=True))
-
-
 def test_each_install_box_shows_the_cpu_line_and_the_gpu_line_side_by_side(built_site):
     for name in ("", SECTION_PAGE):
-        lines = box_lines(built_site, name)
+        lines = install_box_lines(built_site, name)
         assert list(lines) == ["CPU", "NVIDIA GPU (Linux, CUDA 12)"], (name, lines)
         cpu, gpu = lines.values()
         url = cpu.removeprefix(INSTALL)
@@ -133,7 +124,7 @@ def local(requirement: str, base: str) -> str:
 def test_the_gpu_line_as_printed_resolves_jax_with_its_cuda_plugin_at_one_version(
     built_site, served_site
 ):
-    lines = box_lines(built_site, SECTION_PAGE)
+    lines = install_box_lines(built_site, SECTION_PAGE)
     cpu, gpu = lines.values()
     # The line as a shell reads it: python -m pip install, then one requirement.
     words = shlex.split(gpu)

@@ -68,9 +68,12 @@ def install_command(soup: BeautifulSoup) -> str:
 
 
 def wheel_url(command: str) -> str:
+    """The wheel's address in an install line, with its ``#sha256=`` (pip checks it)."""
     assert command.startswith(INSTALL), command
     url = command.removeprefix(INSTALL)
-    assert " " not in url and url.endswith(".whl"), command
+    parts = urlsplit(url)
+    assert " " not in url and parts.path.endswith(".whl"), command
+    assert parts.fragment.startswith("sha256="), command
     return url
 
 
@@ -157,7 +160,7 @@ def test_the_install_line_installs_this_versions_wheel_from_its_version_folder(v
     url = wheel_url(install_command(page(version_site)))
     version = section_version()
     site_url = (ROOT / "mkdocs.yml").read_text().split("site_url:", 1)[1].split()[0]
-    folder, wheel = url.rsplit("/", 1)
+    folder, wheel = urlsplit(url)._replace(fragment="").geturl().rsplit("/", 1)
     assert folder == f"{site_url.rstrip('/')}/{version}"
     assert (version_site / wheel).is_file(), f"the page installs {wheel}, not served there"
     assert wheel.startswith(f"{DISTRIBUTION.replace('-', '_')}-{package_version()}-py3-none-any")
