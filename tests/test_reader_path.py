@@ -215,6 +215,16 @@ def test_python_dash_m_examples_names_the_section_and_version(reader, tmp_path):
     assert reader.wheel_url.rsplit("/", 1)[0] + "/" in run.stdout
 
 
+def test_the_gpu_line_the_package_prints_is_the_install_boxs(reader, version_site, tmp_path):
+    """The line ``verify`` prints where a GPU sits unused is the box's GPU line, its SHA-256
+    too: pip recorded the one it checked (``direct_url.json``)."""
+    source = "from examples.about import gpu_install_line\nprint(gpu_install_line())"
+    run = run_as_reader(reader, source, tmp_path)
+    assert run.returncode == 0, run.stderr
+    gpu_line = page(version_site).select_one("div.install-box").select("pre code")[1]
+    assert run.stdout.strip() == gpu_line.get_text().strip()
+
+
 def run_verify(reader: Reader, workdir: Path):
     """``python -m examples verify`` as the reader runs it."""
     return subprocess.run(
