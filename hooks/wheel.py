@@ -217,7 +217,8 @@ def on_page_content(content, page, config, files):
 @event_priority(100)  # before Material's search indexes the page
 def on_page_context(context, page, config, nav):
     # The wheel is built (on_env): its SHA-256 and Pythons replace their tokens in the page.
-    page.content = _this_build.after_build(page.content)
+    if page.content:
+        page.content = _this_build.after_build(page.content)
     return context
 
 

@@ -21,6 +21,7 @@ import nbformat
 import pytest
 
 from build_support.publishing.wheel_build import supported_pythons
+from testkit.hooks import load_hook
 from testkit.project import SECTION_PAGE
 from testkit.serving import serve
 from testkit.site import INSTALL, install_box_lines, page, served_wheel
@@ -28,6 +29,7 @@ from testkit.site import INSTALL, install_box_lines, page, served_wheel
 UV = str(Path(sys.executable).with_name("uv"))
 NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"
 BOX_PAGES = ("", SECTION_PAGE)
+wheel_hook = load_hook("wheel")
 _HASHED_URL = re.compile(r"https?://\S+?\.whl(?:#sha256=[0-9a-f]*)?")
 
 
@@ -59,6 +61,20 @@ def test_every_printed_install_line_carries_the_served_wheels_sha256(built_site)
     first = next(c.source for c in nbformat.read(downloads[0], 4).cells if c.cell_type == "code")
     assert f'PACKAGE = "{lines[0].removeprefix(INSTALL)}"' in first, first
     assert f"GPU_PACKAGE = {shlex.split(lines[1])[4]!r}".replace("'", '"') in first, first
+
+
+def test_no_file_of_the_site_keeps_a_token_and_search_indexes_the_values(built_site):
+    """The SHA-256 and the Pythons stood as tokens in the pages until the wheel was built."""
+    tokens = wheel_hook.AFTER_BUILD.values()
+    texts = {
+        path: path.read_text(errors="replace")
+        for path in built_site.rglob("*")
+        if path.suffix in {".html", ".json", ".ipynb", ".py", ".xml", ".txt"}
+    }
+    left = [f"{path}: {token}" for path, text in texts.items() for token in tokens if token in text]
+    assert texts and not left, left
+    index = (built_site / "search" / "search_index.json").read_text()
+    assert sha256(served_wheel(built_site)) in index
 
 
 def test_the_install_box_says_which_python_from_the_wheels_metadata(built_site):
