@@ -19,7 +19,6 @@ import tomllib
 from pathlib import Path
 
 from packaging.requirements import Requirement
-from packaging.version import Version
 
 from build_support.publishing.wheel_build import supported_pythons
 
@@ -137,14 +136,10 @@ def find_cpython(python: str) -> Path | None:
     ``PATH`` where it runs (a pyenv shim may not), else the newest of pyenv's versions; None
     where there is none."""
     candidates = [shutil.which(f"python{python}")]
-    versions = sorted(
-        _pyenv_versions().glob(f"{python}.*/bin/python{python}"),
-        key=lambda path: Version(path.parent.parent.name.split("-")[0]),
-        reverse=True,
-    )
-    probe = "import platform as p, sys; print(p.python_implementation(), p.python_version())"
+    versions = sorted(_pyenv_versions().glob(f"{python}.*/bin/python{python}"), key=_patch)
+    probe = "import platform, sys; print(platform.python_implementation(), *sys.version_info[:2])"
     probe += "; print(sys.executable)"
-    for candidate in [c for c in candidates if c] + [str(path) for path in versions]:
+    for candidate in [c for c in candidates if c] + [str(path) for path in reversed(versions)]:
         try:
             run = subprocess.run(
                 [candidate, "-c", probe], capture_output=True, text=True, timeout=60
@@ -152,14 +147,16 @@ def find_cpython(python: str) -> Path | None:
         except (OSError, subprocess.TimeoutExpired):
             continue
         lines = run.stdout.splitlines()
-        if run.returncode == 0 and len(lines) == 2:
-            implementation, version = lines[0].split()
-            if (
-                implementation == "CPython"
-                and Version(version).release[:2] == Version(python).release
-            ):
-                return Path(lines[1])
+        wanted = ["CPython", *python.split(".")]
+        if run.returncode == 0 and len(lines) == 2 and lines[0].split() == wanted:
+            return Path(lines[1])
     return None
+
+
+def _patch(executable: Path) -> tuple[int, ...]:
+    """A pyenv version's number from its folder (``3.12.1`` -> (3, 12, 1)); 0 where not one."""
+    parts = executable.parent.parent.name.split("-")[0].split(".")
+    return tuple(int(part) if part.isdigit() else 0 for part in parts)
 
 
 def where_pythons_are_looked_for(python: str) -> str:
