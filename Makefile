@@ -40,7 +40,7 @@ BUILDER ?= mkdocs
 # make publish always does. Both are settings of the build: mkdocs.yml's extra.build.
 FRESH ?=
 
-.PHONY: setup browser serve build check-cache test test-tools lint bench publish print-version clean
+.PHONY: setup browser serve build check-cache check-pythons check-upstream test test-tools lint bench publish print-version clean
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
@@ -113,6 +113,12 @@ build: browser
 ## .cache/check-cache/; fail on any difference, naming the page, the block and the first line
 check-cache: setup
 	$(BIN)/python -m build_support.caching.check_cache
+
+## check-pythons: the site built on the oldest and the newest CPython of the support matrix found
+## on the machine, each fresh in a scratch copy with its own .venv from uv.lock, into
+## .cache/check-pythons/; fail on any difference (timings by shape, version captions apart)
+check-pythons: setup
+	$(BIN)/python -m build_support.check_pythons
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup test-tools lint

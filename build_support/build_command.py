@@ -33,10 +33,12 @@ CACHE_DIR_ENV = "COURSE_CACHE_DIR"
 """Sets the build's ``cache_dir`` setting (mkdocs.yml reads it): the store's folder."""
 
 
-def build_command(config: Path, site_dir: Path, builder: str = "mkdocs") -> list[str]:
-    """The strict build of ``config`` into ``site_dir``, with this interpreter's ``builder``:
-    ``mkdocs``, or ``properdocs`` (``make build BUILDER=properdocs``)."""
-    command = [sys.executable, "-m", builder, "build", "--strict"]
+def build_command(
+    config: Path, site_dir: Path, builder: str = "mkdocs", python: str = sys.executable
+) -> list[str]:
+    """The strict build of ``config`` into ``site_dir``, with ``python``'s (default: this
+    interpreter's) ``builder``: ``mkdocs``, or ``properdocs`` (``BUILDER=properdocs``)."""
+    command = [python, "-m", builder, "build", "--strict"]
     return [*command, "-f", str(config), "-d", str(site_dir)]
 
 
@@ -46,11 +48,12 @@ def run_build(
     env: dict[str, str],
     timeout: float | None = None,
     builder: str = "mkdocs",
+    python: str = sys.executable,
 ) -> subprocess.CompletedProcess[str]:
     """Run that build in ``config``'s folder, with ``BUILD_ENV`` and ``env`` over this process's
     environment; what it printed is returned, not shown."""
     full_env = {**os.environ, **BUILD_ENV, **env}
-    command = build_command(config, site_dir, builder)
+    command = build_command(config, site_dir, builder, python)
     return subprocess.run(
         command, cwd=config.parent, env=full_env, capture_output=True, text=True, timeout=timeout
     )
