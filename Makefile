@@ -120,6 +120,13 @@ check-cache: setup
 check-pythons: setup
 	$(BIN)/python -m build_support.check_pythons
 
+## check-upstream: what moving the lock would bring: the site built with the newest release of every
+## dependency (uv.lock ignored, exact pins lifted; a scratch copy and venv) beside the locked
+## build, into .cache/check-upstream/; prints the versions that would move, then "same" or each
+## output that would change, named. Fails only when a build fails. An author's tool, not in CI.
+check-upstream: setup
+	$(BIN)/python -m build_support.check_upstream
+
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup test-tools lint
 	$(BIN)/pytest

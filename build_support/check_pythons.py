@@ -14,7 +14,6 @@ Fewer than two Pythons of the matrix found: nothing to compare, and it fails, sa
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import pythons
-from .build_command import ROOT
+from .caching.check_cache import project_and_out
 from .caching.compare import differences, without_versions
 from .scratch_builds import Scratch
 
@@ -60,12 +59,7 @@ def check(project: Path, out: Path, found: dict[str, str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--project", type=Path, default=ROOT)
-    parser.add_argument("--out", type=Path, default=None)
-    arguments = parser.parse_args(argv)
-    project = arguments.project.resolve()
-    out = arguments.out or project / ".cache" / "check-pythons"
+    project, out = project_and_out(__doc__, "check-pythons", argv)
     found = pythons.found(pythons.matrix(project / "pyproject.toml"))
     print("check-pythons: " + "; ".join(f"{v} {path}" for v, path in found.items()))
     started = time.perf_counter()

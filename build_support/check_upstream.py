@@ -19,7 +19,6 @@ build fails: a difference is news for the author, not a fault.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from .build_command import ROOT
+from .caching.check_cache import project_and_out
 from .caching.compare import differences, without_versions
 from .scratch_builds import Scratch, versions
 
@@ -77,11 +76,9 @@ def _upstream(copy: Scratch, site: Path) -> list[str]:
     if installed.returncode != 0:
         return [f"check-upstream: uv pip install failed:\n{installed.stderr[-4000:]}"]
     built = copy.build(site)
-    return (
-        []
-        if built.returncode == 0
-        else [f"check-upstream: the upstream build failed:\n{built.stderr[-4000:]}"]
-    )
+    if built.returncode != 0:
+        return [f"check-upstream: the upstream build failed:\n{built.stderr[-4000:]}"]
+    return []
 
 
 def check(project: Path, out: Path) -> tuple[list[str], list[str], list[str]]:
@@ -103,12 +100,7 @@ def check(project: Path, out: Path) -> tuple[list[str], list[str], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--project", type=Path, default=ROOT)
-    parser.add_argument("--out", type=Path, default=None)
-    arguments = parser.parse_args(argv)
-    project = arguments.project.resolve()
-    out = arguments.out or project / ".cache" / "check-upstream"
+    project, out = project_and_out(__doc__, "check-upstream", argv)
     started = time.perf_counter()
     failed, would_move, changed = check(project, out)
     seconds = time.perf_counter() - started

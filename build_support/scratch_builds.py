@@ -34,10 +34,10 @@ def run_uv(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def versions(python: str) -> dict[str, str]:
     """Every distribution installed in ``python``'s environment, with its version (editable
-    installs left out)."""
+    installs, and the pip that ``python -m venv`` seeds and ``uv venv`` does not, left out)."""
     frozen = run_uv("pip", "freeze", "--python", python, cwd=Path(python).parent).stdout
     pairs = (line.split("==", 1) for line in frozen.splitlines() if "==" in line)
-    return {name.lower(): version for name, version in pairs}
+    return {name.lower(): version for name, version in pairs if name.lower() != "pip"}
 
 
 class Scratch:
