@@ -14,6 +14,7 @@ import pytest
 
 from build_support import pythons
 from build_support.caching.compare import differences, without_versions
+from build_support.check_pythons import check
 from build_support.check_upstream import moved, report, requirements
 from testkit.author import author_env
 from testkit.project import ROOT
@@ -69,6 +70,12 @@ def test_venv_is_made_again_when_the_python_chosen_changes():
         pytest.skip(f"only Python {THIS} of the matrix is on this machine")
     other = next(iter(others.values()))
     assert f"rm -rf .venv\n{other} -m venv .venv" in _dry_run("setup", f"PYTHON={other}")
+
+
+def test_check_pythons_fails_where_it_finds_fewer_than_two(tmp_path):
+    (found,) = check(ROOT, tmp_path / "out", {THIS: sys.executable})
+    assert found.startswith(f"check-pythons: found {THIS} of 3.11, ") and found.endswith("need two")
+    assert not (tmp_path / "out").exists()  # nothing built
 
 
 def _site(root: Path, caption: str, output: str) -> Path:
