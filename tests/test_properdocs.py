@@ -5,10 +5,8 @@ ProperDocs whenever it is installed (``build_support/publishing/mike_builder.py`
 
 from __future__ import annotations
 
-import subprocess
-
 from build_support.publishing import mike_builder
-from testkit.author import author_env
+from testkit.author import make_dry_run
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
 from testkit.site import page
@@ -24,16 +22,10 @@ def test_properdocs_builds_the_section_page_as_mkdocs_does(built_site, tmp_path)
 
 
 def test_make_build_and_publish_run_the_builder_chosen():
-    def dry_run(*arguments: str) -> str:
-        command = ["make", "-n", *arguments]
-        return subprocess.run(
-            command, cwd=ROOT, env=author_env(), capture_output=True, text=True, check=True
-        ).stdout
-
-    assert ".venv/bin/mkdocs build --strict" in dry_run("build")
-    assert ".venv/bin/properdocs build --strict" in dry_run("build", "BUILDER=properdocs")
-    assert "mike_builder mkdocs deploy" in dry_run("publish")
-    assert "mike_builder properdocs deploy" in dry_run("publish", "BUILDER=properdocs")
+    assert ".venv/bin/mkdocs build --strict" in make_dry_run("build")
+    assert ".venv/bin/properdocs build --strict" in make_dry_run("build", "BUILDER=properdocs")
+    assert "mike_builder mkdocs deploy" in make_dry_run("publish")
+    assert "mike_builder properdocs deploy" in make_dry_run("publish", "BUILDER=properdocs")
 
 
 def test_mike_runs_the_builder_chosen_though_properdocs_is_installed():

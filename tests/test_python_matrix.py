@@ -6,7 +6,6 @@ check-upstream`` (their comparison, on planted build outputs: the real builds ta
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from build_support import pythons
 from build_support.caching.compare import differences, without_versions
 from build_support.check_pythons import check
 from build_support.check_upstream import moved, report, requirements
-from testkit.author import author_env
+from testkit.author import make_dry_run
 from testkit.project import ROOT
 
 THIS = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -56,20 +55,13 @@ def test_a_python_is_found_only_where_it_runs(tmp_path, monkeypatch):
     assert pythons.first(["3.99", THIS]) == str(installed)
 
 
-def _dry_run(*arguments: str) -> str:
-    command = ["make", "-n", *arguments]
-    return subprocess.run(
-        command, cwd=ROOT, env=author_env(), capture_output=True, text=True, check=True
-    ).stdout
-
-
 def test_venv_is_made_again_when_the_python_chosen_changes():
-    assert "rm -rf .venv" not in _dry_run("setup")  # made with the Python chosen now
+    assert "rm -rf .venv" not in make_dry_run("setup")  # made with the Python chosen now
     others = {v: path for v, path in pythons.found().items() if v != THIS}
     if not others:
         pytest.skip(f"only Python {THIS} of the matrix is on this machine")
     other = next(iter(others.values()))
-    assert f"rm -rf .venv\n{other} -m venv .venv" in _dry_run("setup", f"PYTHON={other}")
+    assert f"rm -rf .venv\n{other} -m venv .venv" in make_dry_run("setup", f"PYTHON={other}")
 
 
 def test_check_pythons_fails_where_it_finds_fewer_than_two(tmp_path):
