@@ -35,8 +35,6 @@ _DIGEST = re.compile(r"\bsha256=[\w-]+(?:,\d+)?")
 _MACHINE = re.compile(r"(?:on this build|on the machine that built it then): (.*?)(?:\. Reused|$)")
 
 
-Mask = Callable[[str], str]
-"""What a comparison leaves out of a text before comparing it (default: nothing)."""
 SIDES = ("cached", "fresh")
 """How the two sides are named in what is reported, by default (``make check-cache``)."""
 
@@ -56,9 +54,10 @@ def _as_is(text: str) -> str:
 
 
 def differences(
-    cached: Path, fresh: Path, sides: tuple[str, str] = SIDES, mask: Mask = _as_is
+    cached: Path, fresh: Path, sides: tuple[str, str] = SIDES, mask: Callable[[str], str] = _as_is
 ) -> list[str]:
-    """One line (or a few) per difference: the file, the block, the first differing line."""
+    """One line (or a few) per difference: the file, the block, the first differing line, each
+    text compared as ``mask`` leaves it (default: as it is); the sides named by ``sides``."""
     names = {p.relative_to(side).as_posix() for side in (cached, fresh) for p in _files(side)}
     timings = _timings(cached) | _timings(fresh)
     found = []
@@ -78,7 +77,7 @@ def differences(
 
 
 def _archive_differences(
-    name: str, cached: Path, fresh: Path, sides: tuple[str, str], mask: Mask
+    name: str, cached: Path, fresh: Path, sides: tuple[str, str], mask: Callable[[str], str]
 ) -> list[str]:
     """A zip archive member by member: the member that differs, and its first differing line."""
     with zipfile.ZipFile(cached) as a, zipfile.ZipFile(fresh) as b:
@@ -103,7 +102,7 @@ def _files(site: Path) -> list[Path]:
     return [path for path in site.rglob("*") if path.is_file()]
 
 
-def _lines(path: Path, mask: Mask = _as_is) -> list[str]:
+def _lines(path: Path, mask: Callable[[str], str] = _as_is) -> list[str]:
     return mask(path.read_bytes().decode("utf-8", "replace")).splitlines()
 
 
