@@ -31,9 +31,13 @@ $(foreach switch,$(shell $(PYTHON) -m build_support.build_command env),$(eval ex
 VERSION = $(shell $(PYTHON) -m build_support.section version)
 
 # BUILDER=properdocs (make build, serve or publish): build with ProperDocs, the maintained fork of
-# MkDocs 1.6 (uv.lock holds both), instead of MkDocs, the default. mike would pick ProperDocs
-# whenever it is installed: build_support/publishing/mike_builder.py makes it run BUILDER.
-BUILDER ?= mkdocs
+# MkDocs 1.6 (uv.lock holds both), instead of the default, build_support/build_command.py's BUILDER
+# (mkdocs). mike would pick ProperDocs whenever it is installed: make publish runs it through
+# build_support/publishing/mike_builder.py, which makes it run BUILDER.
+ifeq ($(origin BUILDER),undefined)
+# (mkdocs where build_support cannot be imported: the tests' bare copies of the Makefile)
+BUILDER := $(or $(shell $(PYTHON) -m build_support.build_command builder 2>/dev/null),mkdocs)
+endif
 
 # FRESH=1 (make build FRESH=1): execute every block and notebook, reusing no executed output
 # from the cache store in .cache/ (COURSE_CACHE_DIR elsewhere; the results still refresh it).
