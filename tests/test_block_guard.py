@@ -298,9 +298,9 @@ def test_a_failed_make_build_leaves_the_previous_site_as_it_was(site):
     assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
 
 
-def test_a_block_that_ends_the_process_with_status_0_keeps_the_site_and_is_named(site):
-    """``os._exit(0)`` ends MkDocs with status 0 before a page is written: the Makefile reads the
-    build's progress and fails, naming the block, instead of swapping in a missing site."""
+def test_a_block_that_ends_its_process_with_status_0_keeps_the_site_and_is_named(site):
+    """``os._exit(0)`` once ended MkDocs itself with status 0 before a page was written; now it
+    ends only the block's worker, and the build fails naming the block; site/ stays."""
     shutil.copy2(ROOT / "Makefile", site / "Makefile")
     for name in (".venv", "node_modules"):
         (site / name).symlink_to(ROOT / name)
@@ -311,10 +311,28 @@ def test_a_block_that_ends_the_process_with_status_0_keeps_the_site_and_is_named
     result = make_build(site, "import os\nos._exit(0)")
     assert result.returncode != 0
     said = result.stdout + result.stderr
-    assert "ended while running page index.md, block 'blk'" in said
+    assert FAILED + "its worker process ended with status 0 while it ran" in said
     assert "cannot stat" not in said
     assert (site / "site" / "index.html").read_text() == before
     assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
+
+
+def test_a_build_process_that_ends_before_it_finished_is_named_by_its_progress(tmp_path):
+    """The Makefile's second line: whatever ends MkDocs itself early (a signal, a crash of the
+    build's own code), only a build whose progress says finished is swapped in."""
+    from build_support.execution import progress
+
+    written = tmp_path / "progress"
+    assert (
+        progress.check(written) == "the build ended before its first block (it wrote no progress)"
+    )
+    written.write_text("page index.md, block 'blk'")
+    assert progress.check(written) == (
+        "the build process ended while running page index.md, block 'blk', before the build "
+        "finished"
+    )
+    written.write_text(progress.FINISHED)
+    assert progress.check(written) is None
 
 
 @pytest.mark.parametrize(
