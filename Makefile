@@ -95,7 +95,8 @@ serve: browser
 # the previous site/ as it was, and no half-written one. mkdocs.yml's site_dir reads
 # COURSE_SITE_DIR (mike, which make publish runs, has no option for it).
 STAGING := site.building
-# A build that MkDocs ends with status 0 may still not have finished (a block's os._exit(0)):
+# A build that MkDocs ends with status 0 may still not have finished (its own process ended early;
+# a block's os._exit(0) ends only the block's worker, build_support/execution/workers.py):
 # the build writes its progress in $(PROGRESS), and only a finished one is swapped in, else the
 # block it was running is named (build_support/execution/progress.py).
 PROGRESS := $(STAGING).progress
