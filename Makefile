@@ -1,5 +1,6 @@
 # Set-up, build, serve and test for the course site. Every target sets up what it needs first:
-#   .venv/          Python 3.11 virtual environment, synced from uv.lock (uv itself is pinned in it)
+#   .venv/          virtual environment of the newest CPython of the support matrix found on the
+#                   machine (PYTHON=... chooses another), synced from uv.lock (uv pinned in it)
 #   node_modules/   npm packages pinned in package-lock.json: mermaid (draws the diagrams at build
 #                   time), axe-core, vnu-jar and lighthouse (tests and benchmarks)
 # The tests' tools come from the locks too: pypdfium2 reads the printed PDF back, and the HTML
@@ -10,9 +11,16 @@
 #   a browser       any Chrome-family one (build_support/browser.py finds it): mermaid draws each
 #                   diagram not in the cache in it (hooks/mermaid_svg.py); the tests drive it
 
-PYTHON ?= python3
+# The build runs on the newest CPython of pyproject.toml's requires-python that the machine has
+# (build_support/pythons.py; python3 where it finds none). .venv is made again when the Python
+# chosen changes: its stamp names the minor version it was made with.
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(or $(shell python3 -m build_support.pythons newest 2>/dev/null),python3)
+endif
+PYTHON_MINOR := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 VENV := .venv
 BIN := $(VENV)/bin
+VENV_MADE := $(VENV)/.made-with-python$(PYTHON_MINOR)
 UV_VERSION := 0.13.8
 export UV_LINK_MODE := copy
 # The switches every build runs with, exported from their one home (each says why it is set):
@@ -22,12 +30,21 @@ $(foreach switch,$(shell $(PYTHON) -m build_support.build_command env),$(eval ex
 # [tool.course]); publishing reads it there. Read only by the targets that use it.
 VERSION = $(shell $(PYTHON) -m build_support.section version)
 
+# BUILDER=properdocs (make build, serve or publish): build with ProperDocs, the maintained fork of
+# MkDocs 1.6 (uv.lock holds both), instead of the default, build_support/build_command.py's BUILDER
+# (mkdocs). mike would pick ProperDocs whenever it is installed: make publish runs it through
+# build_support/publishing/mike_builder.py, which makes it run BUILDER.
+ifeq ($(origin BUILDER),undefined)
+# (mkdocs where build_support cannot be imported: the tests' bare copies of the Makefile)
+BUILDER := $(or $(shell $(PYTHON) -m build_support.build_command builder 2>/dev/null),mkdocs)
+endif
+
 # FRESH=1 (make build FRESH=1): execute every block and notebook, reusing no executed output
 # from the cache store in .cache/ (COURSE_CACHE_DIR elsewhere; the results still refresh it).
 # make publish always does. Both are settings of the build: mkdocs.yml's extra.build.
 FRESH ?=
 
-.PHONY: setup browser serve build check-cache test test-tools lint bench publish print-version clean
+.PHONY: setup browser serve build check-cache check-pythons check-upstream test test-tools lint bench publish print-version clean
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
@@ -38,9 +55,15 @@ setup: $(VENV)/.synced node_modules/.installed
 # section page (build_support/section.py). A page edit does not re-sync (the tests' copies would
 # re-point the editable install at themselves); after changing the version, run `uv sync` (or
 # touch pyproject.toml).
-$(VENV)/.synced: pyproject.toml uv.lock hatch_build.py build_support/section.py
-	@test -x $(BIN)/uv || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); }
+$(VENV)/.synced: $(VENV_MADE) pyproject.toml uv.lock hatch_build.py build_support/section.py
 	$(BIN)/uv sync --locked --compile-bytecode --python $(BIN)/python
+	@touch $@
+
+# A .venv made with another Python (or none yet): made again, with the Python chosen.
+$(VENV_MADE):
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
 	@touch $@
 
 # --ignore-scripts: vnu-jar's postinstall would fetch a JRE from GitHub where no java is found;
@@ -65,14 +88,15 @@ test-tools: browser
 ## (build_support/execution/guard.py).
 DEV_ADDR ?= 127.0.0.1:8000
 serve: browser
-	$(BIN)/mkdocs serve --strict --dev-addr $(DEV_ADDR) --watch examples --watch hooks
+	$(BIN)/$(BUILDER) serve --strict -f mkdocs.yml --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
 # A build writes into $(STAGING) and replaces site/ only once it succeeded: mkdocs empties its
 # site_dir first and writes every page even when --strict then fails, so a failed build leaves
 # the previous site/ as it was, and no half-written one. mkdocs.yml's site_dir reads
 # COURSE_SITE_DIR (mike, which make publish runs, has no option for it).
 STAGING := site.building
-# A build that MkDocs ends with status 0 may still not have finished (a block's os._exit(0)):
+# A build that MkDocs ends with status 0 may still not have finished (its own process ended early;
+# a block's os._exit(0) ends only the block's worker, build_support/execution/workers.py):
 # the build writes its progress in $(PROGRESS), and only a finished one is swapped in, else the
 # block it was running is named (build_support/execution/progress.py).
 PROGRESS := $(STAGING).progress
@@ -85,7 +109,7 @@ SWAP_IN_STAGING := rm -rf site.previous && { ! test -e site || mv site site.prev
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: browser
 	rm -rf $(STAGING) $(PROGRESS)
-	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=$(FRESH) $(BIN)/mkdocs build --strict \
+	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=$(FRESH) $(BIN)/$(BUILDER) build --strict -f mkdocs.yml \
 		|| $(DROP_STAGING)
 	@$(FINISHED_OR_DROP)
 	@$(SWAP_IN_STAGING)
@@ -94,6 +118,19 @@ build: browser
 ## .cache/check-cache/; fail on any difference, naming the page, the block and the first line
 check-cache: setup
 	$(BIN)/python -m build_support.caching.check_cache
+
+## check-pythons: the site built on the oldest and the newest CPython of the support matrix found
+## on the machine, each fresh in a scratch copy with its own .venv from uv.lock, into
+## .cache/check-pythons/; fail on any difference (timings by shape, version captions apart)
+check-pythons: setup
+	$(BIN)/python -m build_support.check_pythons
+
+## check-upstream: what moving the lock would bring: the site built with the newest release of every
+## dependency (uv.lock ignored, exact pins lifted; a scratch copy and venv) beside the locked
+## build, into .cache/check-upstream/; prints the versions that would move, then "same" or each
+## output that would change, named. Fails only when a build fails. An author's tool, not in CI.
+check-upstream: setup
+	$(BIN)/python -m build_support.check_upstream
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
 test: setup test-tools lint
@@ -109,8 +146,8 @@ bench: build
 
 ## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes),
 ## executed fresh, then print which outputs changed since the previous version on gh-pages
-# mike runs `mkdocs` from PATH, so the virtual environment goes first on it.
-MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/mike
+# mike runs the builder from PATH, so the virtual environment goes first on it.
+MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m build_support.publishing.mike_builder $(BUILDER)
 publish: setup
 	@test -n "$(VERSION)" || { echo "make publish: no version to deploy (see above)" >&2; exit 1; }
 	rm -rf $(STAGING) $(PROGRESS)

@@ -8,8 +8,9 @@ carries that folder's version. hatchling builds in an environment of its own, wh
 is not importable: the reader is loaded by its path.
 
 The extras are written here too (``optional-dependencies`` is dynamic): ``charts``, and the GPU
-extra (``[tool.course] gpu-extra``), derived from the jax pin of ``[project] dependencies`` so
-that the GPU line can never install another jax than the CPU line.
+extra (``[tool.course] gpu-extra``), derived from the jax pins of ``[project] dependencies``, one
+per branch of their environment markers, so that the GPU line can never install another jax
+than the CPU line on the same Python.
 
 The expected outputs (``python -m examples verify`` reads them) come from the build's execution
 record, so they exist only once a site build has run every block: ``hooks/wheel.py`` writes them
@@ -34,6 +35,7 @@ EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # set by hooks/wheel.py
 EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples/verify.py
 # Charts on the site are drawn with matplotlib; the scoring code itself needs only jax and numpy.
 CHARTS = ["matplotlib>=3.10"]
+LINUX = "sys_platform == 'linux'"  # where jax publishes its CUDA wheels
 
 
 def section_reader(root: Path):
@@ -47,14 +49,19 @@ def section_reader(root: Path):
 
 def optional_dependencies(dependencies: list[str], gpu_extra: str) -> dict[str, list[str]]:
     """The wheel's extras: ``charts``, and ``gpu_extra`` (``cuda12``): jax's own extra of that
-    name, pinned to the very jax version of ``dependencies``, so that the GPU line installs the
-    jax the pages were built with, plus its CUDA plugin. jax publishes CUDA wheels for Linux only.
+    name, pinned to the very jax version of ``dependencies`` on each branch of their environment
+    markers (one Python gets one jax: ``jax[cuda12]==X; <that jax's marker> and Linux``), so that
+    the GPU line installs the jax the CPU line would, plus its CUDA plugin. jax publishes CUDA
+    wheels for Linux only.
     """
     jax = [req for req in map(Requirement, dependencies) if req.name == "jax"]
-    if len(jax) != 1 or not str(jax[0].specifier).startswith("=="):
-        raise ValueError(f"pyproject.toml: the dependencies must pin jax once (==), not {jax}")
-    gpu = f"jax[{gpu_extra}]{jax[0].specifier}; sys_platform == 'linux'"
-    return {"charts": CHARTS, gpu_extra: [gpu]}
+    if not jax or any(not str(req.specifier).startswith("==") for req in jax):
+        raise ValueError(f"pyproject.toml: the dependencies must pin jax (==), not {jax}")
+    gpu = []
+    for req in jax:
+        marker = f"({req.marker}) and {LINUX}" if req.marker else LINUX
+        gpu.append(f"jax[{gpu_extra}]{req.specifier}; {marker}")
+    return {"charts": CHARTS, gpu_extra: gpu}
 
 
 class CustomMetadataHook(MetadataHookInterface):

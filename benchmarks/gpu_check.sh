@@ -72,20 +72,18 @@ step() {
   [ "$status" -eq 0 ] || failed=1
 }
 
-# The install line the section page's box shows in tab $TAB, with its host swapped for $1.
+# The install line the section page's box shows in tab $TAB, with its host swapped for $1 (its
+# #sha256= kept: pip checks the served wheel).
 page_line() {
   .venv/bin/python - "$1" "$TAB" <<'EOF'
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from testkit.site import page
+from testkit.site import install_box_lines
 
 local, tab = sys.argv[1], sys.argv[2]
-box = page(Path("site")).select_one("div.install-box")
-labels = [label.get_text(" ", strip=True) for label in box.select(".tabbed-labels label")]
-codes = [code.get_text().strip() for code in box.select(".tabbed-block pre code")]
-line = next(code for label, code in zip(labels, codes) if label.startswith(tab))
+line = next(code for label, code in install_box_lines(Path("site")).items() if label.startswith(tab))
 url = line.rsplit(" ", 1)[1].strip('"')
 parts = urlsplit(url)
 print(line.replace(f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0]}/", local))

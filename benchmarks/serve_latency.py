@@ -5,7 +5,12 @@ Material site, in the same run, edits in turns. Target: at most 2x the one-page 
 Each edit rewrites the page with a new word and polls the served page every 20 ms until the
 word is there: the watcher's delay, the rebuild and the serving, as an author sees them.
 
-    python benchmarks/serve_latency.py [--edits 5]
+``--block``: each edit on this site changes an executed block instead (the multiply-count
+chart's, which then also prints the word), so the block runs again: the time an author waits to
+see an edited block's output (target: at most 1 s slower than the build before the change being
+judged, measured in the same way; printed, not judged here).
+
+    python benchmarks/serve_latency.py [--edits 5] [--block]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from testkit.serving import LOCAL_HOST, free_port
 
 MAX_RATIO = 2.0
 SENTENCE = "The following analogy is the safest one."
+BLOCK_LINE = "print(multiply_count_chart())"  # a line of an executed block on the section page
 
 
 def _fetch(url: str) -> str:
@@ -49,6 +55,7 @@ def _wait_for(url: str, word: str, timeout_s: float = 300) -> float:
 class Site:
     def __init__(self, name: str, root: Path, page: Path, url_path: str, sentence: str, env):
         self.name, self.root, self.page, self.sentence = name, root, page, sentence
+        self.in_block = sentence == BLOCK_LINE
         self.original = page.read_text()
         port = free_port()
         self.url = f"http://{LOCAL_HOST}:{port}/{url_path}"
@@ -62,7 +69,8 @@ class Site:
         )
 
     def edit(self, word: str) -> float:
-        text = self.original.replace(self.sentence, f"{self.sentence} {word}", 1)
+        added = f'\nprint("<p>{word}</p>")' if self.in_block else f" {word}"
+        text = self.original.replace(self.sentence, f"{self.sentence}{added}", 1)
         self.page.write_text(text)
         return _wait_for(self.url, word)
 
@@ -79,6 +87,7 @@ class Site:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=5)
+    parser.add_argument("--block", action="store_true", help="edit an executed block, not prose")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,7 +102,7 @@ def main() -> None:
                 project,
                 project / "docs" / f"{SECTION_PAGE}.md",
                 f"{SECTION_PAGE}/",
-                SENTENCE,
+                BLOCK_LINE if args.block else SENTENCE,
                 copy_env(project) | {"FRESH": ""},
             ),
             Site("one-page Material", one_page, one_page / "docs/index.md", "", SENTENCE, {}),
@@ -111,13 +120,17 @@ def main() -> None:
                 site.stop()
 
     ours, floor = (statistics.median(times[site.name]) for site in sites)
-    print(f"# benchmarks/serve_latency.py: median of {args.edits} prose edits each, in turns")
+    edited = "block edits on this site, prose edits on" if args.block else "prose edits on each"
+    print(f"# benchmarks/serve_latency.py: median of {args.edits} {edited}, in turns")
     for site in sites:
         runs = ", ".join(f"{t:.2f}" for t in times[site.name])
         print(
             f"{site.name + ':':<20} {statistics.median(times[site.name]):5.2f} s   (runs: {runs})"
         )
     ratio = ours / floor
+    if args.block:
+        print(f"ratio this site's block edit / one page's prose edit: {ratio:5.2f}x")
+        return
     met = "met" if ratio <= MAX_RATIO else "MISSED"
     print(f"ratio this site / one page: {ratio:5.2f}x  (target <= {MAX_RATIO:g}x: {met})")
 

@@ -1,5 +1,5 @@
-"""The strict build as a command: the project's root, the switches every build runs with, and
-the ``mkdocs build`` command line. The Makefile exports ``BUILD_ENV`` from here
+"""The strict build as a command: the project's root, the switches every build runs with, the
+builder, and the ``mkdocs build`` command line. The Makefile exports ``BUILD_ENV`` from here
 (``python3 -m build_support.build_command env``); ``make check-cache``
 (``caching/check_cache.py``) and the tests' and benchmarks' tooling (``testkit``) import it.
 Standard library only: the Makefile runs it before the virtual environment exists, and the
@@ -14,7 +14,20 @@ from pathlib import Path
 
 from .section import ROOT
 
-__all__ = ["BUILD_ENV", "CACHE_DIR_ENV", "FRESH_ENV", "ROOT", "build_command", "run_build"]
+__all__ = [
+    "BUILDER",
+    "BUILD_ENV",
+    "CACHE_DIR_ENV",
+    "FRESH_ENV",
+    "ROOT",
+    "build_command",
+    "run_build",
+]
+
+BUILDER = "mkdocs"
+"""The builder every build runs with unless told otherwise: ``mkdocs``, or ``properdocs`` (the
+maintained fork of MkDocs 1.6; ``make build BUILDER=properdocs``). The Makefile reads it here
+(``python3 -m build_support.build_command builder``); switching is changing it (see README)."""
 
 BUILD_ENV = {
     "NO_MKDOCS_2_WARNING": "1",
@@ -33,25 +46,36 @@ CACHE_DIR_ENV = "COURSE_CACHE_DIR"
 """Sets the build's ``cache_dir`` setting (mkdocs.yml reads it): the store's folder."""
 
 
-def build_command(config: Path, site_dir: Path) -> list[str]:
-    """The strict build of ``config`` into ``site_dir``, with this interpreter's mkdocs."""
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict"]
+def build_command(
+    config: Path, site_dir: Path, builder: str = BUILDER, python: str = sys.executable
+) -> list[str]:
+    """The strict build of ``config`` into ``site_dir``, with ``python``'s (default: this
+    interpreter's) ``builder``: ``mkdocs``, or ``properdocs`` (``BUILDER=properdocs``)."""
+    command = [python, "-m", builder, "build", "--strict"]
     return [*command, "-f", str(config), "-d", str(site_dir)]
 
 
 def run_build(
-    config: Path, site_dir: Path, env: dict[str, str], timeout: float | None = None
+    config: Path,
+    site_dir: Path,
+    env: dict[str, str],
+    timeout: float | None = None,
+    builder: str = BUILDER,
+    python: str = sys.executable,
 ) -> subprocess.CompletedProcess[str]:
     """Run that build in ``config``'s folder, with ``BUILD_ENV`` and ``env`` over this process's
     environment; what it printed is returned, not shown."""
     full_env = {**os.environ, **BUILD_ENV, **env}
-    command = build_command(config, site_dir)
+    command = build_command(config, site_dir, builder, python)
     return subprocess.run(
         command, cwd=config.parent, env=full_env, capture_output=True, text=True, timeout=timeout
     )
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["env"]:
-        raise SystemExit("usage: python3 -m build_support.build_command env")
-    print(" ".join(f"{name}={value}" for name, value in BUILD_ENV.items()))
+    if sys.argv[1:] == ["builder"]:
+        print(BUILDER)
+    elif sys.argv[1:] == ["env"]:
+        print(" ".join(f"{name}={value}" for name, value in BUILD_ENV.items()))
+    else:
+        raise SystemExit("usage: python3 -m build_support.build_command env|builder")

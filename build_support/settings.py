@@ -46,18 +46,18 @@ class Flag(c.BaseConfigOption[bool]):
         raise c.ValidationError(f"expected true or false (or 1 or 0), got {value!r}")
 
 
-class Seconds(c.BaseConfigOption[float]):
-    """A duration in seconds, more than zero."""
+class Positive(c.BaseConfigOption[float]):
+    """A number of ``unit`` (seconds, GiB), more than zero."""
 
-    def __init__(self, default: float) -> None:
+    def __init__(self, default: float, unit: str) -> None:
         super().__init__()
-        self.default = default
+        self.default, self.unit = default, unit
 
     def run_validation(self, value: object) -> float:
         if value is None:
             return self.default
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise c.ValidationError(f"expected a number of seconds above 0, got {value!r}")
+            raise c.ValidationError(f"expected a number of {self.unit} above 0, got {value!r}")
         return float(value)
 
 
@@ -73,8 +73,12 @@ class BuildSettings(base.Config):
     """The folder of the store that holds every cache (build_support/caching/store.py), relative to
     mkdocs.yml. Set by the tests and check-cache, to give a build an empty store of its own."""
 
-    cell_timeout_s = Seconds(default=60)
+    cell_timeout_s = Positive(default=60, unit="seconds")
     """A notebook cell running longer than this fails the build, naming the cell."""
+
+    memory_limit_gib = Positive(default=4, unit="GiB")
+    """The memory one worker process (a session's blocks, with whatever they start) or one
+    notebook's kernel may use; past it the block or cell fails, naming this limit."""
 
 
 ENV_VARS = {"fresh": FRESH_ENV, "cache_dir": CACHE_DIR_ENV}

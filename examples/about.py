@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
-from importlib.metadata import PackageNotFoundError, metadata
+from importlib.metadata import PackageNotFoundError, distribution, metadata
 
 DISTRIBUTION = "dl-course-p5-9-1"
 """The distribution's name; the import name is ``examples`` (PyPI's ``examples`` is unrelated)."""
@@ -24,9 +25,8 @@ def about() -> str:
 
 def gpu_install_line() -> str:
     """The line that installs this version with its NVIDIA GPU extra, as the install box's GPU
-    tab prints it: ``python -m pip install "dl-course-p5-9-1[cuda12] @ <site><wheel>"``. The
-    extra is the one whose requirements add a ``jax[...]`` extra; the wheel lies in the
-    version's folder of the site (the ``Documentation`` URL)."""
+    tab prints it: ``python -m pip install "dl-course-p5-9-1[cuda12] @ <site><wheel>#sha256=…"``.
+    The extra is the one whose requirements add a ``jax[...]`` extra."""
     try:
         meta = metadata(DISTRIBUTION)
     except PackageNotFoundError:
@@ -41,7 +41,9 @@ def gpu_install_line() -> str:
 
 
 def install_line(extra: str) -> str:
-    """The line that installs this version's wheel from its site with ``extra`` (none: "")."""
+    """The line that installs this version's wheel from its site with ``extra`` (none: ""): the
+    wheel lies in the version's folder of the site (the ``Documentation`` URL); its SHA-256 is
+    the one the installer checked, where it recorded it (pip does, in ``direct_url.json``)."""
     brackets = f"[{extra}]" if extra else ""
     try:
         meta = metadata(DISTRIBUTION)
@@ -49,6 +51,21 @@ def install_line(extra: str) -> str:
         return f'python -m pip install "{DISTRIBUTION}{brackets}"'
     urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or [])
     wheel = f"{re.sub(r'[-_.]+', '_', DISTRIBUTION)}-{meta['Version']}-py3-none-any.whl"
-    return (
-        f'python -m pip install "{DISTRIBUTION}{brackets} @ {urls.get("Documentation", "")}{wheel}"'
-    )
+    checked = _checked_sha256(wheel)
+    fragment = f"#sha256={checked}" if checked else ""
+    url = f"{urls.get('Documentation', '')}{wheel}{fragment}"
+    return f'python -m pip install "{DISTRIBUTION}{brackets} @ {url}"'
+
+
+def _checked_sha256(wheel: str) -> str | None:
+    """The SHA-256 of ``wheel`` that the installer checked, as PEP 610's ``direct_url.json``
+    records it (pip: ``archive_info.hashes``), where this installation came from that file."""
+    try:
+        recorded = json.loads(distribution(DISTRIBUTION).read_text("direct_url.json") or "null")
+    except (PackageNotFoundError, ValueError):
+        return None
+    if not isinstance(recorded, dict) or not str(recorded.get("url", "")).endswith(f"/{wheel}"):
+        return None
+    hashes = (recorded.get("archive_info") or {}).get("hashes") or {}
+    checked = hashes.get("sha256")
+    return checked if isinstance(checked, str) and re.fullmatch(r"[0-9a-f]{64}", checked) else None

@@ -123,6 +123,7 @@ def _drift(build, project_root: Path):
 def on_post_build(config):
     build = state.current()
     build.notebooks.finish()
+    _end_workers()
     drift = build.drift or record.Drift(None)
     record.write(
         Path(config.site_dir),
@@ -152,3 +153,13 @@ def on_post_build(config):
 def on_build_error(error):
     if state.PROCESS.build is not None:  # None: failed before the build started
         state.PROCESS.build.notebooks.finish()
+    _end_workers()
+
+
+def _end_workers():
+    # Nothing a block started outlives the build: every session's worker ends with its process
+    # group. `mkdocs serve` keeps the spare (no block has run in it) for the next rebuild.
+    if state.PROCESS.serving:
+        state.PROCESS.workers.close_sessions()
+    else:
+        state.PROCESS.workers.close()

@@ -16,15 +16,25 @@ into the wheel's digest: written into ``examples/`` they would change the execut
 ``{{ install.name }}`` in a page (and in a notebook's text, its ``.ipynb`` and its jupytext
 source) becomes:
 
-- ``command``: the install line, e.g. ``python -m pip install <site_url><version>/<wheel>``;
+- ``command``: the install line, ``python -m pip install <requirement>``;
+- ``requirement``: the wheel's address with its SHA-256, ``<url>#sha256=<hex>``: pip and uv
+  check it, and refuse a wheel that is not the one this build served;
 - ``gpu_command``: the same wheel with its NVIDIA GPU extra: ``python -m pip install
   "<gpu_requirement>"``;
-- ``gpu_requirement``: the requirement it installs, ``dl-course-p5-9-1[cuda12] @ <url>``
+- ``gpu_requirement``: the requirement it installs, ``dl-course-p5-9-1[cuda12] @ <requirement>``
   (``gpu_requirement``);
 - ``url``: the wheel's published address;
 - ``wheel``: the wheel's file name, which is also a link to it from a page in ``docs/``;
 - ``version``: the version, as the section page's front matter and mike's folder name it
-  (``build_support.section``).
+  (``build_support.section``);
+- ``sha256``: the wheel's SHA-256 (``Wheel.sha256``);
+- ``python``: the Pythons the wheel's metadata accepts, in words (``3.11 to 3.15``: its
+  ``Requires-Python``, ``wheel_build.python_range``).
+
+The SHA-256 and the Pythons are known once the wheel is built (``on_env``), after the pages'
+Markdown was rendered: the Markdown gets a token in their place (``AFTER_BUILD``), which
+``on_page_context`` replaces in each page's HTML before Material's search or the template read
+it; the downloads (``.ipynb``, jupytext source) get the values themselves (``on_post_page``).
 
 An unknown name fails the build; a wheel that is missing when the site is written fails it too.
 """
@@ -38,6 +48,7 @@ import tempfile
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 from build_support import section, settings
@@ -47,24 +58,42 @@ from build_support.publishing.wheel_build import (
     Wheel,
     builder_version,
     cached_wheel,
+    python_range,
     wheel_digest,
     wheel_name,
 )
 
 _PLACEHOLDER = re.compile(r"\{\{\s*install\.(\w+)\s*\}\}")
+# What is known of the wheel only once it is built: the token that stands for each in a page
+# until then (letters and hyphens: the same in Markdown, HTML, JSON and a shell line).
+AFTER_BUILD = {"sha256": "wheel-sha256-once-built", "python": "wheel-pythons-once-built"}
 
 
 class ThisBuild:
-    """This build's wheel: what ``on_env`` builds it from, the values of ``{{ install.name }}``,
-    the wheel as a file of the site (its content set by ``on_env``), and the wheel once built.
-    A plain class, as ``mermaid_svg.Drawing``: dataclasses need the module in ``sys.modules``,
-    and a hook loaded by file (tests/testkit) is not."""
+    """This build's wheel: what ``on_env`` builds it from, the values of ``{{ install.name }}``
+    (with ``AFTER_BUILD``'s tokens until the wheel is built), the wheel as a file of the site
+    (its content set by ``on_env``), and the wheel once built. A plain class, as
+    ``mermaid_svg.Drawing``: dataclasses need the module in ``sys.modules``, and a hook loaded by
+    file (tests/testkit) is not."""
 
     def __init__(self, project: Path, version: str, folder_url: str, install: dict[str, str]):
         self.project, self.version, self.folder_url = project, version, folder_url
         self.install = install
         self.file: File | None = None
         self.wheel: Wheel | None = None
+
+    def after_build(self, text: str) -> str:
+        """``text`` with ``AFTER_BUILD``'s tokens replaced by the built wheel's values."""
+        if self.wheel is None:
+            raise PluginError("wheel: a page asked for the wheel's SHA-256 before it was built")
+        known = {"sha256": self.wheel.sha256, "python": python_range(self.wheel.requires_python)}
+        for name, token in AFTER_BUILD.items():
+            text = text.replace(token, known[name])
+        return text
+
+    def built_install(self) -> dict[str, str]:
+        """The values of ``{{ install.name }}`` once the wheel is built."""
+        return {name: self.after_build(value) for name, value in self.install.items()}
 
 
 _this_build: ThisBuild | None = None  # made anew by each build's on_config
@@ -105,8 +134,10 @@ def on_config(config):
     folder_url = version_folder_url(config.site_url, version, deployed, state.PROCESS.serving)
     name = wheel_name(project, version)
     url = f"{folder_url}{name}"
-    install = dict(version=version, wheel=name, url=url, command=f"python -m pip install {url}")
-    gpu = gpu_requirement(project, url)
+    requirement = f"{url}#sha256={AFTER_BUILD['sha256']}"  # pip and uv check the hash
+    install = dict(AFTER_BUILD, version=version, wheel=name, url=url, requirement=requirement)
+    install["command"] = f"python -m pip install {requirement}"
+    gpu = gpu_requirement(project, requirement)
     install.update(gpu_requirement=gpu, gpu_command=f'python -m pip install "{gpu}"')
     global _this_build
     _this_build = ThisBuild(project, version, folder_url, install)
@@ -114,10 +145,10 @@ def on_config(config):
 
 
 def gpu_requirement(project: Path, url: str) -> str:
-    """The wheel at ``url`` with its extra for NVIDIA GPUs (pyproject.toml's ``[tool.course]
-    gpu-extra``; hatch_build.py pins it to the wheel's own jax version), as a direct reference:
-    ``dl-course-p5-9-1[cuda12] @ <url>``. The install line quotes it for the shell (brackets,
-    spaces)."""
+    """The wheel at ``url`` (with its ``#sha256=``) with its extra for NVIDIA GPUs
+    (pyproject.toml's ``[tool.course] gpu-extra``; hatch_build.py pins it to the wheel's own jax
+    versions), as a direct reference: ``dl-course-p5-9-1[cuda12] @ <url>``. The install line
+    quotes it for the shell (brackets, spaces)."""
     name = section.distribution_name(project)
     return f"{name}[{section.gpu_extra(project)}] @ {url}"
 
@@ -183,12 +214,21 @@ def on_page_content(content, page, config, files):
     return fill_placeholders(content, page.file.src_uri, _this_build.install, html.escape)
 
 
+@event_priority(100)  # before Material's search indexes the page
+def on_page_context(context, page, config, nav):
+    # The wheel is built (on_env): its SHA-256 and Pythons replace their tokens in the page.
+    if page.content:
+        page.content = _this_build.after_build(page.content)
+    return context
+
+
 def on_post_page(output, page, config):
     if getattr(page, "nb_url", None):  # the .ipynb and jupytext source offered for download
+        install = _this_build.built_install()
         for path in Path(page.file.abs_dest_path).parent.iterdir():
             if path.suffix in {".ipynb", ".py"}:
                 escape = (lambda value: json.dumps(value)[1:-1]) if path.suffix == ".ipynb" else str
-                text = fill_placeholders(path.read_text(), str(path), _this_build.install, escape)
+                text = fill_placeholders(path.read_text(), str(path), install, escape)
                 path.write_text(text)
     return output
 

@@ -11,7 +11,7 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-from build_support.build_command import CACHE_DIR_ENV
+from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
 
 from .build import PROJECT_DIRS, PROJECT_FILES
 from .project import ROOT
@@ -33,6 +33,16 @@ def run_in(repo: Path, *command: str) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(command, cwd=repo, env=author_env(), capture_output=True, text=True)
     assert result.returncode == 0, f"{command} failed:\n{result.stdout}\n{result.stderr}"
     return result
+
+
+def make_dry_run(*arguments: str) -> str:
+    """The commands ``make ARGUMENTS`` would run in the checkout (``make -n``), as an author
+    runs it (``FRESH`` only where ``ARGUMENTS`` set it)."""
+    env = {k: v for k, v in author_env().items() if k != FRESH_ENV}
+    command = ["make", "-n", *arguments]
+    return subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def section_version() -> str:

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
+from build_support.build_command import BUILDER, CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
 
 PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
 PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]
@@ -40,8 +40,10 @@ def mkdocs_build(
     cache_dir: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 600,
+    builder: str = BUILDER,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the strict build, the only build, and return what it printed.
+    """Run the strict build, the only build, and return what it printed (``builder``: the
+    project's, or another: ``mkdocs``, ``properdocs``).
 
     ``fresh`` (the default, as in CI): execute everything, reuse nothing. Every cache (the
     store: outputs, diagrams, trimmed pages, the wheel) lives in ``cache_dir`` (default: beside
@@ -50,4 +52,4 @@ def mkdocs_build(
     """
     cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-cache"
     build_env = {CACHE_DIR_ENV: str(cache_dir), FRESH_ENV: "1" if fresh else ""}
-    return run_build(config, site_dir, build_env | (env or {}), timeout)
+    return run_build(config, site_dir, build_env | (env or {}), timeout, builder)

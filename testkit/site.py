@@ -1,5 +1,6 @@
-"""Reading a built site: its pages, one page parsed, where it lives on its host, the wheel it
-serves, and how its install line begins. ``page`` needs beautifulsoup4 (the docs stack)."""
+"""Reading a built site: its pages, one page parsed, its install box's lines, where it lives on
+its host, the wheel it serves, and how its install line begins. ``page`` needs beautifulsoup4
+(the docs stack)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,17 @@ def page(site: Path, name: str = SECTION_PAGE) -> BeautifulSoup:
     from bs4 import BeautifulSoup
 
     return BeautifulSoup((site / name / "index.html").read_text(), "html.parser")
+
+
+def install_box_lines(site: Path, name: str = SECTION_PAGE) -> dict[str, str]:
+    """The install box's content tabs on page ``name``: label -> the line its copy button gives
+    (``CPU``, then the NVIDIA GPU line)."""
+    box = page(site, name).select_one("div.install-box")
+    assert box is not None, f"no install box on page {name!r}"
+    labels = [label.get_text(" ", strip=True) for label in box.select(".tabbed-labels label")]
+    codes = [code.get_text().strip() for code in box.select(".tabbed-block pre code")]
+    assert len(labels) == len(codes), (labels, codes)
+    return dict(zip(labels, codes, strict=True))
 
 
 def built_pages(site: Path) -> list[str]:

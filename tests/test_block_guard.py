@@ -1,8 +1,10 @@
-"""No block ends, hangs or floods a build; a failing block is named, and shown in its page
-under ``mkdocs serve`` (build_support/execution/guard.py, build_support/execution/limits.py).
+"""No block fools, stalls, kills, floods or leaks into a build: every block runs in a worker
+process (build_support/execution/workers.py, block_worker.py) under the limits of limits.py;
+a failing block is named, and shown in its page under ``mkdocs serve`` (guard.py).
 
 The builds here are of a one-page site that loads the project's execution hook (a second or two
-each), not of the course: what is tested is the hook, not the pages.
+each), not of the course: what is tested is the hook, not the pages. Each block that starts
+processes writes their ids to a file, and the test checks that none outlives the build.
 """
 
 from __future__ import annotations
@@ -10,14 +12,13 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV
-from build_support.execution import guard, limits
+from build_support.execution import guard
 from testkit.author import author_env
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
@@ -41,8 +42,9 @@ plugins:
       execute: false
 hooks:
   - {ROOT / "hooks" / "execution.py"}
+  - {ROOT / "hooks" / "serve_last_build.py"}
 extra:
-  build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR}}
+  build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR, memory_limit_gib: 1}}
 """
 
 
@@ -109,23 +111,21 @@ def test_a_block_past_its_time_limit_fails_the_build_naming_it(site):
     assert seconds < 60
 
 
-def test_a_block_that_swallows_the_time_limit_still_fails(site):
-    code = "import time\ntry:\n    time.sleep(600)\nexcept BaseException:\n    pass"
-    result, seconds = build(site, code, ' timeout="1"')
+@pytest.mark.parametrize(
+    "deaf",
+    [
+        "try:\n    time.sleep(600)\nexcept BaseException:\n    time.sleep(600)",
+        "signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals))\ntime.sleep(600)",
+        "signal.signal(signal.SIGUSR1, signal.SIG_IGN)\nsignal.setitimer(signal.ITIMER_REAL, 0)\n"
+        "while True:\n    pass",
+    ],
+    ids=["swallows", "blocks-signals", "cancels-timers"],
+)
+def test_a_block_deaf_to_the_time_limit_still_fails_in_time(site, deaf):
+    result, seconds = build(site, "import signal, time\n" + deaf, ' timeout="1"')
     assert result.returncode == 1
-    assert FAILED + "ran past its time limit of 1 s" in result.stderr
-    assert seconds < 60
-
-
-def test_a_block_deaf_to_the_time_limit_is_ended_by_the_watchdog(site):
-    # SIGALRM blocked, a C sleep: neither the alarm nor an async exception can reach it.
-    code = "import signal, time\nsignal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
-    result, seconds = build(site, code + "time.sleep(600)", ' timeout="1"')
-    assert result.returncode == 1
-    grace = f"{limits.GRACE_S:g} s"
-    said = f"page index.md, block 'blk' is still running {grace} past its time limit of 1 s"
-    assert said in result.stderr
-    assert seconds < 60
+    assert FAILED + "still running after its time limit of 1 s" in result.stderr
+    assert seconds < 30
 
 
 def test_a_block_within_its_limit_is_untouched_and_a_bad_limit_is_named(site):
@@ -140,37 +140,130 @@ def test_a_block_within_its_limit_is_untouched_and_a_bad_limit_is_named(site):
 def test_an_output_over_the_size_limit_fails_the_build_naming_it(site):
     result, _ = build(site, f"print('x' * {guard.MAX_OUTPUT_BYTES})")
     assert result.returncode == 1
-    assert FAILED + "its output is " in result.stderr
-    assert f"over the limit of {guard.MAX_OUTPUT_BYTES:,}" in result.stderr
+    assert FAILED + "its output passed the limit of " in result.stderr
     just_under = guard.MAX_OUTPUT_BYTES - 10_000  # markdown-exec wraps it in a few tags
     result, _ = build(site, f"print('x' * {just_under})")
     assert result.returncode == 0, result.stderr
 
 
-def test_the_time_limit_reaches_a_block_outside_the_main_thread():
-    """Where the block runs in another thread (no SIGALRM there): an asynchronous exception."""
-    outcome: dict[str, object] = {}
+@pytest.mark.parametrize(
+    ("flood", "said"),
+    [
+        ("while True:\n    print('x' * 1000)", "its output passed the limit of 1,048,576 bytes"),
+        (
+            "import sys\nwhile True:\n    sys.stdout.write('x' * 1000)",
+            "it wrote more than 1,048,576 bytes to stdout and stderr",
+        ),
+    ],
+    ids=["print", "stdout"],
+)
+def test_a_runaway_output_is_stopped_as_it_streams_naming_the_limit(site, flood, said):
+    result, seconds = build(site, flood)
+    assert result.returncode == 1
+    assert FAILED + said in result.stderr
+    assert "MAX_OUTPUT_BYTES" in result.stderr
+    assert seconds < 30  # stopped at the limit, not at the time limit
 
-    def block():
-        limit = limits.Limit(0.5, "page p, block 'b'")
-        started = time.monotonic()
-        try:
-            with limits.time_limit(limit):
-                while True:
-                    pass
-        except limits.BlockTimeout:
-            outcome["seconds"] = time.monotonic() - started
-            outcome["timed_out"] = limit.timed_out
-        with limits.time_limit(limits.Limit(0.5, "page p, block 'c'")):
-            pass
-        time.sleep(1.0)  # a limit that ended in time fires nothing later
-        outcome["after"] = "fine"
 
-    thread = threading.Thread(target=block)
-    thread.start()
-    thread.join(timeout=30)
-    assert outcome["timed_out"] is True and 0.4 < outcome["seconds"] < 10
-    assert outcome["after"] == "fine"
+def test_a_block_past_the_memory_cap_fails_naming_it(site):
+    result, _ = build(site, "import numpy as np\nblock = np.ones(2 * 2**30 // 8)")
+    assert result.returncode == 1
+    assert FAILED + "it used " in result.stderr
+    assert "past its memory cap of 1 GiB (memory_limit_gib in mkdocs.yml's extra.build)" in (
+        result.stderr
+    )
+    result, _ = build(site, "import numpy as np\nprint(np.ones(2**20).sum())")
+    assert result.returncode == 0, result.stderr
+
+
+ENDED = "its worker process was ended by"
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ("import os\nos._exit(0)", "its worker process ended with status 0 while it ran"),
+        (
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+            "its worker process was ended by SIGKILL",
+        ),
+        ("import os\nos.abort()", "its worker process was ended by SIGABRT (an abort or a crash)"),
+        (
+            "import ctypes\nctypes.string_at(0)",
+            "its worker process was ended by SIGSEGV (an abort or a crash)",
+        ),
+    ],
+    ids=["os._exit", "SIGKILL", "abort", "crash"],
+)
+def test_any_end_of_a_blocks_process_fails_the_build_naming_it(site, code, said):
+    result, _ = build(site, code)
+    assert result.returncode == 1, result.stderr
+    assert FAILED + said in result.stderr
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+
+
+STARTS_PROCESSES = """\
+import os, subprocess, sys, threading, time
+pids = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid]
+child = os.fork()
+if child == 0:
+    time.sleep(600)
+    os._exit(0)
+pids.append(child)
+threading.Thread(target=time.sleep, args=(600,)).start()  # not a daemon: never ends
+open("{pids}", "w").write(" ".join(map(str, pids)))
+print("started")
+"""
+
+
+@pytest.mark.parametrize("session", ["", ' session="s"'], ids=["alone", "in-a-session"])
+def test_nothing_a_block_starts_outlives_the_build(site, session):
+    pids = site / "pids.txt"
+    result, seconds = build(site, STARTS_PROCESSES.format(pids=pids), session)
+    assert result.returncode == 0, result.stderr
+    assert "started" in (site / "site" / "index.html").read_text()
+    assert seconds < 60  # the thread that never ends did not keep the build
+    started = [int(pid) for pid in pids.read_text().split()]
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in started if _alive(pid)]
+
+
+def test_what_a_block_changes_stays_in_its_session(site):
+    """JAX's settings, the working folder, a patched package function, environment variables
+    and print options: none reaches a block of another session, or a block alone."""
+    changes = (
+        "import jax, os, numpy, examples\n"
+        'jax.config.update("jax_enable_x64", True)\n'
+        'os.chdir("/")\n'
+        'os.environ["BLOCK_SET"] = "yes"\n'
+        "numpy.set_printoptions(precision=1)\n"
+        "examples.score_batch = None\n"
+        "print(jax.numpy.ones(1).dtype)"
+    )
+    looks = (
+        "import jax, os, numpy, examples\n"
+        "print(jax.numpy.ones(1).dtype, os.getcwd() != '/', 'BLOCK_SET' in os.environ,"
+        " numpy.array([0.123]), examples.score_batch is None)"
+    )
+    page = page_with(changes, ' session="a"')
+    for name, options in (("same", ' session="a"'), ("other", ' session="b"'), ("alone", "")):
+        page += f'\n```python exec="on" id="{name}"{options}\n{looks}\n```\n'
+    (site / "docs" / "index.md").write_text(page)
+    result = mkdocs_build(site / "mkdocs.yml", site / "site", cache_dir=site / "cache", timeout=120)
+    assert result.returncode == 0, result.stderr
+    shown = re.findall(r"<p>([^<]*)</p>", (site / "site" / "index.html").read_text())
+    assert "float64" in shown
+    assert "float64 False True [0.1] True" in shown  # its own session sees it all
+    assert shown.count("float32 True False [0.123] False") == 2  # the others see none of it
 
 
 # ---------------------------------------------------------------- make build keeps site/
@@ -205,9 +298,9 @@ def test_a_failed_make_build_leaves_the_previous_site_as_it_was(site):
     assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
 
 
-def test_a_block_that_ends_the_process_with_status_0_keeps_the_site_and_is_named(site):
-    """``os._exit(0)`` ends MkDocs with status 0 before a page is written: the Makefile reads the
-    build's progress and fails, naming the block, instead of swapping in a missing site."""
+def test_a_block_that_ends_its_process_with_status_0_keeps_the_site_and_is_named(site):
+    """``os._exit(0)`` once ended MkDocs itself with status 0 before a page was written; now it
+    ends only the block's worker, and the build fails naming the block; site/ stays."""
     shutil.copy2(ROOT / "Makefile", site / "Makefile")
     for name in (".venv", "node_modules"):
         (site / name).symlink_to(ROOT / name)
@@ -218,10 +311,28 @@ def test_a_block_that_ends_the_process_with_status_0_keeps_the_site_and_is_named
     result = make_build(site, "import os\nos._exit(0)")
     assert result.returncode != 0
     said = result.stdout + result.stderr
-    assert "ended while running page index.md, block 'blk'" in said
+    assert FAILED + "its worker process ended with status 0 while it ran" in said
     assert "cannot stat" not in said
     assert (site / "site" / "index.html").read_text() == before
     assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
+
+
+def test_a_build_process_that_ends_before_it_finished_is_named_by_its_progress(tmp_path):
+    """The Makefile's second line: whatever ends MkDocs itself early (a signal, a crash of the
+    build's own code), only a build whose progress says finished is swapped in."""
+    from build_support.execution import progress
+
+    written = tmp_path / "progress"
+    assert (
+        progress.check(written) == "the build ended before its first block (it wrote no progress)"
+    )
+    written.write_text("page index.md, block 'blk'")
+    assert progress.check(written) == (
+        "the build process ended while running page index.md, block 'blk', before the build "
+        "finished"
+    )
+    written.write_text(progress.FINISHED)
+    assert progress.check(written) is None
 
 
 @pytest.mark.parametrize(
@@ -243,18 +354,15 @@ def test_a_fault_in_the_builds_handling_of_a_block_fails_it_named(site, code, sa
     assert FAILED + said in result.stderr
 
 
-def test_a_block_that_breaks_what_the_build_calls_fails_the_later_blocks_named(site):
-    """A block that reassigns a function the build itself calls for a block (its caption's
-    backend) once made every later block ship as source, exit 0."""
+def test_a_block_that_breaks_what_the_build_calls_fails_named(site):
+    """A block that reassigns a function the build calls for a block (its caption's backend)
+    once made every later block ship as source, exit 0: now it fails, named, in its own worker
+    (what it changes reaches no other: test_what_a_block_changes_stays_in_its_session)."""
     page = page_with("import examples\nexamples.backend_report = None", ' session="s"')
-    page += '\n```python exec="on" id="later" session="s"\nprint("later")\n```\n'
     (site / "docs" / "index.md").write_text(page)
     result = mkdocs_build(site / "mkdocs.yml", site / "site", cache_dir=site / "cache", timeout=120)
-    if result.returncode == 0:  # the build's calls did not reach the patched name: no fault
-        html = (site / "site" / "index.html").read_text()
-        assert "```python" not in html and "later" in html
-    else:
-        assert "page index.md, block " in result.stderr, result.stderr
+    assert result.returncode == 1
+    assert FAILED + "the build could not describe where it ran: TypeError" in result.stderr
 
 
 # ---------------------------------------------------------------- mkdocs serve
@@ -285,3 +393,96 @@ def test_under_serve_a_failing_block_shows_in_its_page_until_a_good_edit(site):
         (site / "docs" / "index.md").write_text(page_with("import sys\nsys.exit(0)"))
         exited = wait_for_text(url, "exec-error", timeout_s=60)
         assert "SystemExit: 0" in exited and server.poll() is None
+
+
+# ---------------------------------------------------------------- the build's own handling
+
+
+@pytest.fixture
+def a_build(tmp_path, monkeypatch):
+    from build_support.execution import state
+
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv("FRESH", raising=False)
+    monkeypatch.setattr(state.PROCESS, "serving", False)
+    build = state.start(ROOT)
+    build.page = "page.md"
+    yield build
+    state.PROCESS.workers.close()
+
+
+# Each step of the build's handling of a block and its output, after its worker has run it.
+HANDLING = [
+    ("build_support.execution.python_exec", "format_python"),  # markdown-exec renders it
+    ("build_support.execution.reads", "digests"),  # the files it read
+    ("build_support.execution.blocks", "measured_caption"),  # its caption
+    ("build_support.execution.blocks", "run_record"),  # its run, for the report and record
+    ("build_support.execution.blocks", "note_shown"),  # what verify compares
+    ("build_support.execution.blocks", "wrapped"),  # its wrapper in the page
+    ("build_support.execution.blocks", "cacheable"),  # whether it may be stored (a store's
+]  # own faults are misses, said in a warning: the output is shown all the same)
+
+
+@pytest.mark.parametrize(("where", "step"), HANDLING, ids=[step for _, step in HANDLING])
+def test_a_fault_planted_in_each_step_of_the_handling_fails_the_block_named(
+    a_build, monkeypatch, where, step
+):
+    """pymdownx.superfences swallows what a fence's formatter raises and ships the fence as
+    source, exit 0: a fault anywhere in the build's handling must fail the block, named."""
+    import importlib
+
+    import markdown
+
+    from build_support.execution import runner
+
+    def planted(*args, **kwargs):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(importlib.import_module(where), step, planted)
+    options = {"code": "print('hi')", "id": "b", "extra": {}, "md": markdown.Markdown()}
+    with pytest.raises(guard.BlockFailed) as failed:
+        runner.formatter(a_build)(**options)
+    said = "page page.md, block 'b' failed: the build could not handle its output: RuntimeError"
+    assert said in str(failed.value)
+
+
+DEAF = """\
+import pathlib, signal, time
+for deaf_to in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM, signal.SIGUSR1, signal.SIGHUP):
+    signal.signal(deaf_to, signal.SIG_IGN)
+signal.setitimer(signal.ITIMER_REAL, 0)
+pathlib.Path("{started}").write_text("running")
+time.sleep(600)
+"""
+
+
+def test_under_serve_pages_answer_while_a_block_runs_and_a_deaf_block_cannot_end_it(site):
+    """The build waits on the block's worker without holding the server, which serves the last
+    whole build meanwhile (build_support/serve_staging.py); a block that ignores every signal
+    and cancels timers ends at its time limit with its process group, and the server goes on;
+    a good edit recovers without a restart."""
+    (site / "docs" / "other.md").write_text("# Other\n\nAnother page.\n")
+    (site / "docs" / "index.md").write_text(page_with("print('first')"))
+    started = site / "started.txt"
+    env = {CACHE_DIR_ENV: str(site / "cache")}
+    with mkdocs_serve(site, env, site / "serve.log") as (server, url):
+        (site / "docs" / "index.md").write_text(
+            page_with(DEAF.format(started=started), ' timeout="10"')
+        )
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), (site / "serve.log").read_text()
+        block_started = time.monotonic()
+        for page, said in (("other/", "Another page."), ("", "first")) * 2:
+            shown = fetch_text(url + page)
+            assert shown is not None and said in shown
+        assert time.monotonic() - block_started < 10  # answered while the block still ran
+
+        shown = wait_for_text(url, "exec-error", timeout_s=60)
+        assert "still running after its time limit of 10 s" in shown
+        assert server.poll() is None  # the server goes on
+
+        (site / "docs" / "index.md").write_text(page_with("print('recovered')"))
+        fixed = wait_for_text(url, "recovered", timeout_s=60)
+        assert "exec-error" not in fixed and server.poll() is None

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from build_support import browser
+from build_support import browser, pythons
 from build_support.build_command import build_command
 from testkit.author import author_env
 from testkit.project import ROOT
@@ -310,22 +310,37 @@ def test_no_make_target_runs_apt_get():
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason=".ci/run runs on Debian")
-@pytest.mark.parametrize("present", [False, True], ids=["no browser", "a browser"])
-def test_ci_installs_as_root_only_a_browser_where_none_is_found_then_runs_make_test(
-    machine, present
+@pytest.mark.parametrize(
+    ("browser_present", "pythons_present"),
+    [(False, 1), (True, 1), (True, 2)],
+    ids=["no browser, one Python", "a browser, one Python", "a browser, two Pythons"],
+)
+def test_ci_installs_as_root_only_what_is_missing_then_runs_make_test_and_the_checks(
+    machine, browser_present, pythons_present
 ):
-    """.ci/run, with stand-ins for apt-get and make that write down how they were called."""
+    """.ci/run, with stand-ins for apt-get and make that write down how they were called: a
+    browser where none is found, and Debian's python3 where fewer than two Pythons of the
+    matrix are (make check-pythons compares the oldest and the newest)."""
+    found = list(pythons.found().values())
+    if len(found) < pythons_present:
+        pytest.skip(f"fewer than {pythons_present} Pythons of the matrix on this machine")
     ran = machine.root / "ran"
     for name in ("apt-get", "make"):
         stub(machine.bin1, name).write_text(f'#!/bin/sh\necho {name} "$@" >> {ran}\n')
     for name in ("bash", "dirname"):
         (machine.bin1 / name).symlink_to(shutil.which(name))
     (machine.bin1 / "python3").symlink_to(sys.executable)
-    if present:
+    machine.bin2.mkdir()
+    for python in found[-pythons_present:]:
+        (machine.bin2 / Path(python).name).symlink_to(python)
+    if browser_present:
         stub(machine.bin2, "chromium")
     result = subprocess.run(
         [ROOT / ".ci" / "run"], env=machine.env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
-    apt = [] if present else ["apt-get update -qq", "apt-get install -y -qq chromium"]
-    assert ran.read_text().splitlines() == [*apt, "make test"]
+    missing = [] if browser_present else ["chromium"]
+    missing += ["python3"] if pythons_present < 2 else []
+    apt = ["apt-get update -qq", f"apt-get install -y -qq {' '.join(missing)}"] if missing else []
+    checks = ["make test", "make check-cache", "make check-pythons"]
+    assert ran.read_text().splitlines() == [*apt, *checks]

@@ -37,6 +37,10 @@ PROCESS_SCOPED = {
     "build_support.execution.reads._installed": "an audit hook cannot be removed: one per process",
     "build_support.caching.cache._handler": "logging's handlers are per process",
     "build_support.publishing.wheel_build.builder_version": "uv's version, asked once a process",
+    "build_support.serve_staging.SERVED": (
+        "the folder `mkdocs serve` serves, said once (on_serve), while it loads the hooks afresh "
+        "for every rebuild"
+    ),
 }
 """Module-level state of ``build_support/``, and why the process is its scope."""
 
@@ -264,20 +268,27 @@ def test_the_build_uses_markdown_exec_through_its_public_names_only():
     assert ("python_exec.py", "markdown_exec", "base_format") in used
 
 
-def test_a_block_runs_in_the_globals_it_is_given_and_its_exception_is_raised(caplog):
+def test_a_block_runs_in_its_sessions_worker_and_its_failure_is_raised(caplog):
     import markdown
 
-    from build_support.execution import python_exec
+    from build_support.execution import python_exec, state, workers
 
-    def block(code: str, namespace: dict) -> str:
+    def block(code: str, worker: workers.LazyWorker) -> str:
         options = {"code": code, "md": markdown.Markdown(), "id": "b", "extra": {}}
-        return python_exec.format_python(namespace, **options)
+        return python_exec.format_python(python_exec.Execution(worker), **options)
 
-    session: dict = {}
-    assert "<p>1</p>" in block("x = 1\nprint(x)", session)
-    assert "<p>2</p>" in block("print(x + 1)", session)  # the session's globals
-    with pytest.raises(NameError, match="'x' is not defined"):
-        block("print(x)", {})  # fresh globals: raised as the block raised it
-    with pytest.raises(SystemExit):
-        block("import sys\nsys.exit(0)", {})
+    build = state.start(ROOT)
+    session, alone = workers.LazyWorker(build.take_worker), workers.LazyWorker(build.take_worker)
+    try:
+        assert "<p>1</p>" in block("x = 1\nprint(x)", session)
+        assert "<p>2</p>" in block("print(x + 1)", session)  # the session's globals
+        with pytest.raises(workers.BlockError, match="NameError: name 'x' is not defined"):
+            block("print(x)", alone)  # another worker: raised as the block raised it
+        with pytest.raises(workers.BlockError, match="SystemExit: 0"):
+            block("import sys\nsys.exit(0)", alone)
+        assert session.worker.process.pid != alone.worker.process.pid
+    finally:
+        session.close()
+        alone.close()
+        state.PROCESS.workers.close()
     assert caplog.records == []  # nothing logged for guard to recover

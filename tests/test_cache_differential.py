@@ -1,7 +1,8 @@
 """Cached equals fresh, after each change an author makes (build_support/caching/check_cache.py).
 
 A small site (one page: a session whose first block is a snippet, a block that prints Markdown
-with a glossary word and a file it reads, a block that prints JAX's devices and dtype, and
+with a glossary word and a file it reads, a session that turns JAX's x64 on for itself, a block
+that prints JAX's devices and dtype, and
 blocks that reach modules planted in the copy's ``examples``: through a re-export, a constant
 imported from another module, a module-level side effect, a dynamic import) is built with the
 cache and fresh, side by side, by ``make check-cache``'s own ``check``; then one change at a
@@ -71,6 +72,12 @@ print(rows, multiplies)
 from pathlib import Path
 
 print("Every batch is scored at once:", Path("docs/snippets/unit.txt").read_text())
+```
+
+```python exec="on" session="leaky" id="leaky"
+import jax
+jax.config.update("jax_enable_x64", True)  # this session's own: no other block may see it
+print("x64 on in this session:", jax.numpy.asarray(1.0).dtype)
 ```
 
 ```python exec="on" id="devices" result="text"
@@ -166,6 +173,13 @@ def edit(project: Path, name: str, old: str, new: str) -> None:
 
 def cached_page(out: Path) -> str:
     return (out / "cached/index.html").read_text()
+
+
+def test_a_blocks_jax_settings_reach_no_other_session_nor_the_cache(site):
+    out = assert_cached_equals_fresh(site)
+    page = cached_page(out)
+    assert "x64 on in this session: float64" in page
+    assert "dtype = float32" in page  # the block after it, in a worker of its own
 
 
 def test_a_glossary_definition(site):

@@ -94,7 +94,8 @@ def test_every_colab_link_opens_an_ipynb_that_mike_deployed_for_this_version(dep
         assert deployed_notebook.is_file() and not deployed_notebook.is_symlink(), rest
         notebook = nbformat.read(deployed_notebook, as_version=4)
         first_code = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
-        assert re.search(rf'"https://\S+/{version}/dl_course_p5_9_1-\S+\.whl"', first_code)
+        hashed = rf'"https://\S+/{version}/dl_course_p5_9_1-\S+\.whl#sha256=[0-9a-f]{{64}}"'
+        assert re.search(hashed, first_code), first_code
 
 
 def test_the_section_pages_link_sits_in_its_install_box(deployed):

@@ -20,7 +20,7 @@ from bs4 import BeautifulSoup
 
 from build_support.caching.cache import ExecutionCache
 from build_support.caching.store import FileStore
-from testkit.author import author_env
+from testkit.author import make_dry_run
 from testkit.build import copy_env, copy_project, mkdocs_build
 from testkit.project import EXEC_FENCE, MEASURED_PAGE, ROOT, SECTION_PAGE
 from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
@@ -326,18 +326,10 @@ def test_a_failing_block_is_never_stored(a_build, monkeypatch):
 
 
 def test_make_build_fresh_and_make_clean_do_what_the_readme_says():
-    env = {k: v for k, v in author_env().items() if k != "FRESH"}
-
-    def dry_run(*arguments: str) -> str:
-        command = ["make", "-n", *arguments]
-        return subprocess.run(
-            command, cwd=ROOT, env=env, capture_output=True, text=True, check=True
-        ).stdout
-
-    assert "FRESH=1 .venv/bin/mkdocs build --strict" in dry_run("build", "FRESH=1")
-    assert "FRESH= .venv/bin/mkdocs build --strict" in dry_run("build")
-    assert ".cache" in dry_run("clean").split()
-    publish = dry_run("publish")
+    assert "FRESH=1 .venv/bin/mkdocs build --strict" in make_dry_run("build", "FRESH=1")
+    assert "FRESH= .venv/bin/mkdocs build --strict" in make_dry_run("build")
+    assert ".cache" in make_dry_run("clean").split()
+    publish = make_dry_run("publish")
     assert "FRESH=1" in publish and "python -m build_support.publishing.record" in publish
 
 

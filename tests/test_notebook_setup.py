@@ -12,11 +12,11 @@ from the network but the served wheel.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
@@ -25,7 +25,6 @@ from nbclient import NotebookClient
 from packaging.version import Version
 
 from build_support import section
-from testkit.project import ROOT
 from testkit.serving import serve
 from testkit.site import page, served_wheel
 
@@ -35,9 +34,9 @@ LISTED = "GPU 0: NVIDIA Stand-in H200 (UUID: GPU-00000000-0000-0000-0000-0000000
 
 
 def locked(name: str) -> str:
-    lock = tomllib.loads((ROOT / "uv.lock").read_text())
-    [version] = {p["version"] for p in lock["package"] if p["name"] == name}
-    return version
+    """The version uv.lock gives ``name`` on the build's Python: the one in .venv (synced
+    ``--locked``), which the fresh environment below shares."""
+    return importlib.metadata.version(name)
 
 
 def run(command: list, **options) -> subprocess.CompletedProcess[str]:

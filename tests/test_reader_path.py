@@ -68,9 +68,12 @@ def install_command(soup: BeautifulSoup) -> str:
 
 
 def wheel_url(command: str) -> str:
+    """The wheel's address in an install line, with its ``#sha256=`` (pip checks it)."""
     assert command.startswith(INSTALL), command
     url = command.removeprefix(INSTALL)
-    assert " " not in url and url.endswith(".whl"), command
+    parts = urlsplit(url)
+    assert " " not in url and parts.path.endswith(".whl"), command
+    assert parts.fragment.startswith("sha256="), command
     return url
 
 
@@ -157,7 +160,7 @@ def test_the_install_line_installs_this_versions_wheel_from_its_version_folder(v
     url = wheel_url(install_command(page(version_site)))
     version = section_version()
     site_url = (ROOT / "mkdocs.yml").read_text().split("site_url:", 1)[1].split()[0]
-    folder, wheel = url.rsplit("/", 1)
+    folder, wheel = urlsplit(url)._replace(fragment="").geturl().rsplit("/", 1)
     assert folder == f"{site_url.rstrip('/')}/{version}"
     assert (version_site / wheel).is_file(), f"the page installs {wheel}, not served there"
     assert wheel.startswith(f"{DISTRIBUTION.replace('-', '_')}-{package_version()}-py3-none-any")
@@ -210,6 +213,16 @@ def test_python_dash_m_examples_names_the_section_and_version(reader, tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("P5-9.1 GPUs And Parallel Processing · ")
     assert reader.wheel_url.rsplit("/", 1)[0] + "/" in run.stdout
+
+
+def test_the_gpu_line_the_package_prints_is_the_install_boxs(reader, version_site, tmp_path):
+    """The line ``verify`` prints where a GPU sits unused is the box's GPU line, its SHA-256
+    too: pip recorded the one it checked (``direct_url.json``)."""
+    source = "from examples.about import gpu_install_line\nprint(gpu_install_line())"
+    run = run_as_reader(reader, source, tmp_path)
+    assert run.returncode == 0, run.stderr
+    gpu_line = page(version_site).select_one("div.install-box").select("pre code")[1]
+    assert run.stdout.strip() == gpu_line.get_text().strip()
 
 
 def run_verify(reader: Reader, workdir: Path):

@@ -87,7 +87,7 @@ def read_version(browser, base: str, folder: str, scheme: str, shots: str | None
         "notice_link": urljoin(url, notice.locator("a").get_attribute("href")),
     }
     assert command.startswith(INSTALL), command
-    wheel_name = command.rsplit("/", 1)[1]
+    wheel_name = command.rsplit("/", 1)[1].split("#sha256=")[0]  # the file the line checks
     response = page.request.get(f"{base}{seen['selector']}/{wheel_name}")
     seen["wheel_status"] = response.status
     seen["wheel_version"] = wheel_version(response.body()) if response.ok else None

@@ -8,11 +8,14 @@ import subprocess
 import tomllib
 import zipfile
 from email.parser import Parser
+from importlib.metadata import version as installed
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 from mkdocs.exceptions import PluginError
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from build_support.caching.cache import Cache, key_of
@@ -42,27 +45,38 @@ def test_the_site_serves_the_wheel_of_its_version(built_site):
     assert meta["Version"] == str(Version(version))
     assert meta["Summary"].startswith("Live code for course section P5-9.1 'GPUs And Parallel")
     assert f"version {version}" in meta["Summary"]
-    assert meta["Requires-Python"] == ">=3.11,<3.14" or meta["Requires-Python"] == "<3.14,>=3.11"
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert SpecifierSet(meta["Requires-Python"]) == SpecifierSet(pyproject["requires-python"])
     urls = meta.get_all("Project-URL")
     assert urls == [
         "Homepage, https://course.example.org/",
         f"Documentation, https://course.example.org/{version}/",
     ]
-    # What it needs to run: jax and numpy, at exactly the versions the build ran with (uv.lock),
-    # so a reader's install prints what the pages show; matplotlib only with the charts extra.
+    # What it needs to run: jax and numpy, exactly as pyproject.toml pins them, one pair per
+    # Python (markers); matplotlib only with the charts extra.
     requires = meta.get_all("Requires-Dist")
-    plain = sorted(r for r in requires if "extra ==" not in r)
-    assert plain == [f"jax=={locked_version('jax')}", f"numpy=={locked_version('numpy')}"]
+    plain = [Requirement(r) for r in requires if "extra ==" not in r]
+    assert sorted(map(str, plain)) == sorted(str(Requirement(r)) for r in pyproject["dependencies"])
     assert all("extra == 'charts'" in r for r in requires if r.startswith("matplotlib"))
+    # On the build's own Python, the pair is the one that printed the pages (uv.lock, .venv),
+    # and uv.lock holds every pair.
+    here = [r for r in plain if r.marker is None or r.marker.evaluate()]
+    assert {r.name: pinned(r) for r in here} == {r.name: installed(r.name) for r in here}
+    for name in {r.name for r in plain}:
+        assert locked_versions(name) == {pinned(r) for r in plain if r.name == name}
     print(f"wheel: {wheel.name}, {wheel.stat().st_size:,} bytes")
 
 
-def locked_version(name: str) -> str:
-    """The one version of ``name`` that uv.lock resolved (for every supported Python)."""
+def pinned(requirement: Requirement) -> str:
+    [spec] = requirement.specifier
+    assert spec.operator == "==", requirement
+    return spec.version
+
+
+def locked_versions(name: str) -> set[str]:
+    """The versions of ``name`` that uv.lock resolved (one per branch of the markers)."""
     lock = tomllib.loads((ROOT / "uv.lock").read_text())
-    versions = {package["version"] for package in lock["package"] if package["name"] == name}
-    assert len(versions) == 1, f"uv.lock holds {name} {sorted(versions)}: pin one in pyproject"
-    return versions.pop()
+    return {package["version"] for package in lock["package"] if package["name"] == name}
 
 
 def test_the_wheel_holds_the_package_and_its_recordings_only(built_site):

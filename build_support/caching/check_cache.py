@@ -72,13 +72,19 @@ def check(project: Path, out: Path, env: dict[str, str] | None = None) -> list[s
     return failed or differences(out / "cached", out / "fresh")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def project_and_out(doc: str, name: str, argv: list[str] | None) -> tuple[Path, Path]:
+    """The command line of a check (this one, ``make check-pythons``, ``make check-upstream``):
+    ``--project`` (default: this project) and ``--out`` (default: its ``.cache/<name>/``)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--project", type=Path, default=ROOT)
     parser.add_argument("--out", type=Path, default=None)
     arguments = parser.parse_args(argv)
     project = arguments.project.resolve()
-    out = arguments.out or project / ".cache" / "check-cache"
+    return project, arguments.out or project / ".cache" / name
+
+
+def main(argv: list[str] | None = None) -> int:
+    project, out = project_and_out(__doc__, "check-cache", argv)
     started = time.perf_counter()
     found = check(project, out)
     seconds = time.perf_counter() - started

@@ -45,8 +45,9 @@ from {PACKAGE}.verify import environment
 backend_report, machine_label, environment
 """
 """What the build itself calls in the package for an output of code that uses jax or the
-package: the "computed on" label and a timing's caption (``execution/blocks.py``:
-``where_it_ran``, ``measured_now``) and the environment the record holds (``_environment``)."""
+package, in the block's worker: the "computed on" label and a timing's caption
+(``execution/block_worker.py``: ``where_it_ran``, ``machine_label``) and the environment the
+record holds (``environment``)."""
 
 
 def examples_package_dir() -> Path | None:

@@ -1,5 +1,5 @@
-"""One ``python exec`` block: reused from the cache or run (``python_exec``, under ``guard``'s
-limits), wrapped, captioned, and recorded as a ``Run``.
+"""One ``python exec`` block: reused from the cache or run (``python_exec``, in a worker of its
+own, under ``guard``), wrapped, captioned, and recorded as a ``Run``.
 
 A block in a markdown-exec session goes through ``session_runs.py`` instead, which runs its
 blocks with ``execute`` below.
@@ -9,24 +9,23 @@ from __future__ import annotations
 
 import html
 import re
-import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..caching.cache import digest
 from ..publishing.record import shown_output
 from ..publishing.runs import Run
-from ..section import PACKAGE
 from . import guard, python_exec, reads
 from .fence_options import block_id, is_timed, own_ingredients
+from .workers import LazyWorker
 
 if TYPE_CHECKING:
     from .state import BuildState
+    from .workers import Worker
 
 _HEADING = re.compile(r"<h[1-6][\s>]")
-_IMPORTS_JAX = re.compile(rf"^\s*(?:from|import)\s+(?:jax|{PACKAGE})\b", re.MULTILINE)
 
 
 def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
@@ -40,11 +39,14 @@ def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
         (stored,) = found.entry["blocks"]
         caption = measured_caption(found.entry.get("measured"), reused=True)
         return caption + stored["html"], run_record(build, options, False, [], stored, timed)
-    with reads.recorded() as opened:
-        block, failed = execute(build, options, timed)
-    measured = measured_now() if timed and not failed else None
+    worker = LazyWorker(build.take_worker)  # a session of its own: its worker ends with it
+    try:
+        block, failed = execute(build, options, timed, worker)
+    finally:
+        worker.close()
+    measured = block.pop("measured")
+    files = block.pop("reads")
     if not failed and cacheable(block["html"]):
-        files = reads.digests(opened, build.project_root)
         build.cache.keep(found, {"blocks": [block], "measured": measured, "reads": files})
     run = run_record(build, options, True, found.reasons, block, timed)
     run.seconds = block["seconds"]
@@ -55,25 +57,29 @@ def execute(
     build: BuildState,
     options: dict[str, Any],
     timed: bool,
-    namespace: dict[str, Any] | None = None,
+    worker: Callable[[], Worker],
 ) -> tuple[dict[str, Any], bool]:
-    """Run one block in ``namespace`` (its session's globals; fresh ones by default), under
-    guard's limits: a failure fails the build, or under ``mkdocs serve`` shows in the page in
-    place of the output. A timed block waits for the notebooks' cells first: a timing gets the
-    machine to itself."""
+    """Run one block in ``worker`` (its session's), under guard: a failure fails the build, or
+    under ``mkdocs serve`` shows in the page in place of the output. A timed block waits for the
+    notebooks' cells first: a timing gets the machine to itself. The block's ``reads`` and
+    ``measured`` (a timing's caption) come with it, from the worker's reply."""
     if timed:
         build.notebooks.wait_for_cells()
-    namespace = {} if namespace is None else namespace
-    formatter = partial(python_exec.format_python, namespace)
+    execution = python_exec.Execution(worker, timed)
     started = time.perf_counter()
-    output, failed = guard.run(formatter, options, build.page, build.serving)
+    output, failed = guard.run(execution, options, build.page, build.serving)
     seconds = time.perf_counter() - started
+    reply = execution.reply or {}
+    files = reads.digests(reply.get("read", ()), reply.get("written", ()), build.project_root)
+    machine = reply.get("machine") if timed and not failed else None
     return {
         "id": block_id(options),
         "html": output,
         "seconds": seconds,
-        "ran_on": where_it_ran(options["code"]),
-        "environment": _environment(),
+        "ran_on": reply.get("ran_on", ""),
+        "environment": reply.get("environment"),
+        "measured": measured_now(machine) if machine else None,
+        "reads": files,
     }, failed
 
 
@@ -113,11 +119,9 @@ def cacheable(output: str) -> bool:
     return _HEADING.search(output) is None
 
 
-def measured_now() -> dict[str, str]:
-    """When and on what machine a timing was measured, for its caption."""
-    from examples import machine_label  # already imported by the timed block itself
-
-    return {"at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "label": machine_label()}
+def measured_now(machine: str) -> dict[str, str]:
+    """When and on what machine (its worker's ``machine_label``) a timing was measured."""
+    return {"at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "label": machine}
 
 
 def measured_caption(measured: dict[str, str] | None, reused: bool) -> str:
@@ -144,27 +148,3 @@ def wrapped(options: dict[str, Any], output: str, run: Run) -> str:
         f'data-source="{html.escape(source)}" data-result="{html.escape(result)}">\n'
         f"{output}\n{caption}</div>"
     )
-
-
-def where_it_ran(code: str) -> str:
-    """A block that imports jax or the course package ran on JAX's default backend; any other
-    block ran in plain Python / NumPy on the build machine's CPU."""
-    if _IMPORTS_JAX.search(code):
-        from examples import backend_report  # imported late: `mkdocs serve` reloads examples
-
-        return backend_report().label()
-    import platform
-
-    import numpy
-
-    return f"computed on cpu · numpy {numpy.__version__} · Python {platform.python_version()}"
-
-
-def _environment() -> dict[str, str] | None:
-    """The environment ``python -m examples verify`` compares with a reader's, once a block has
-    imported jax (importing it here, for a block that does not, would cost a second)."""
-    if "jax" not in sys.modules:
-        return None
-    from examples.verify import environment
-
-    return environment()

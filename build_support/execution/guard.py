@@ -1,13 +1,10 @@
-"""No block ends, hangs or floods a build, and a failing block says where it failed.
+"""A failing block says where it failed; under ``mkdocs serve`` it shows in its page.
 
-``run`` calls the block's formatter (``python_exec.format_python``) under a time limit
-(``limits.time_limit``) and turns every way a block can fail into a ``Failure``:
-
-- whatever the block raises, ``Exception`` or not: ``python_exec.run`` lets it through
-  markdown-exec's ``base_format`` as it was raised (``SystemExit`` of any code, too: a block's
-  ``sys.exit(0)`` once ended ``mkdocs build`` with status 0 and no site);
-- past its time limit: ``DEFAULT_TIMEOUT_S``, or the fence's ``timeout="120"``;
-- an output over ``MAX_OUTPUT_BYTES``.
+``run`` renders a block through ``python_exec.format_python``, whose code runs in a worker
+process under the limits of ``limits.py`` (``workers.py`` enforces them), and turns every way a
+block can fail into a ``Failure``: whatever it raises, ``Exception`` or not (``SystemExit`` of
+any code too), a limit passed, its worker ended in any way, a bad ``timeout`` option, an output
+over ``MAX_OUTPUT_BYTES`` once rendered.
 
 What a failure does depends on the command (``state.PROCESS``, set at start-up):
 ``mkdocs build`` (``make build``, ``make publish``, CI) raises ``BlockFailed``, which fails the
@@ -20,10 +17,7 @@ runs it again and clears the error.
 from __future__ import annotations
 
 import html
-import re
-import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,17 +25,12 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
 
-from ..caching.environment import examples_package_dir
-from . import limits, progress
+from . import limits, progress, python_exec
+from .block_worker import summary as _summary
 from .fence_options import block_id
+from .workers import BlockError
 
-# The slowest block today takes ~1.2 s (a fresh build of this 2-core machine), the largest
-# output is ~20 KB of HTML: both limits leave room for a slower machine and a bigger chart.
-DEFAULT_TIMEOUT_S = 60.0  # the same as a notebook cell's (build_support/execution/notebooks.py)
-MAX_OUTPUT_BYTES = 1024 * 1024
-TIMEOUT_OPTION = "timeout"  # ```python exec="on" id="slow" timeout="120"
-_SHOWN_FRAMES = 6
-_BLOCK_FILE = re.compile(r"^<code block: (?:id )?(?P<name>.*)>$")
+MAX_OUTPUT_BYTES = limits.MAX_OUTPUT_BYTES
 
 
 class BlockFailed(PluginError, SuperFencesException):
@@ -66,15 +55,15 @@ class Failure:
 
 
 def run(
-    formatter: Callable[..., Any],
+    execution: python_exec.Execution,
     options: dict[str, Any],
     page: str,
     serving: bool,
 ) -> tuple[str, bool]:
-    """Run one block with ``formatter``; return its HTML and whether it failed (under
-    ``serving``, the HTML is then the failure). Raises ``BlockFailed`` otherwise."""
+    """Run one block in its worker; return its HTML and whether it failed (under ``serving``,
+    the HTML is then the failure). Raises ``BlockFailed`` otherwise."""
     progress.note(f"page {page}, block {block_id(options)!r}")
-    failure = _run(formatter, options, page, block_id(options))
+    failure = _run(execution, options, page, block_id(options))
     if not isinstance(failure, Failure):
         return failure, False  # the block's output
     if not serving:
@@ -83,72 +72,25 @@ def run(
     return failure_html(failure), True
 
 
-def _run(formatter, options, page, block_id) -> str | Failure:
+def _run(execution, options, page, block_id) -> str | Failure:
     """The block's output, or why it failed."""
     extra = dict(options.get("extra") or {})
-    seconds = _timeout(extra.pop(TIMEOUT_OPTION, None))
+    seconds = limits.timeout_s(extra.pop(limits.TIMEOUT_OPTION, None))
     if isinstance(seconds, str):
         return Failure(page, block_id, seconds)
-    limit = limits.Limit(seconds, f"page {page}, block {block_id!r}")
-    started = time.perf_counter()
+    execution.seconds = seconds
     try:
-        with limits.time_limit(limit):
-            output = str(formatter(**options | {"extra": extra}))
-    except BaseException as error:  # SystemExit, KeyboardInterrupt, ... too
-        if limit.interrupted:
-            raise  # Ctrl-C by the author stops the build
-        summary = _summary(error)
-        if limit.timed_out:
-            summary = f"still running after its time limit of {seconds:g} s ({_TIMEOUT_HINT})"
-        return _failure(page, block_id, summary, error, options["code"])
-    if time.perf_counter() - started > seconds:  # it caught BlockTimeout itself
-        summary = f"ran past its time limit of {seconds:g} s ({_TIMEOUT_HINT})"
-        return Failure(page, block_id, summary)
+        output = python_exec.format_python(execution, **options | {"extra": extra})
+    except BlockError as error:
+        return Failure(page, block_id, error.summary, error.where, error.trace)
     size = len(output.encode())
     if size > MAX_OUTPUT_BYTES:
         summary = (
             f"its output is {size:,} bytes, over the limit of {MAX_OUTPUT_BYTES:,} "
-            "(MAX_OUTPUT_BYTES in build_support/execution/guard.py)"
+            "(MAX_OUTPUT_BYTES in build_support/execution/limits.py)"
         )
         return Failure(page, block_id, summary)
     return output
-
-
-_TIMEOUT_HINT = f'default {DEFAULT_TIMEOUT_S:g} s; the fence option timeout="120" sets another'
-
-
-def _timeout(value: str | None) -> float | str:
-    """The block's time limit in seconds, or what is wrong with its ``timeout`` option."""
-    if value is None:
-        return DEFAULT_TIMEOUT_S
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        return f'timeout="{value}": expected a number of seconds greater than 0'
-    return seconds
-
-
-def _summary(error: BaseException) -> str:
-    name = type(error).__qualname__
-    module = type(error).__module__
-    if module != "builtins" and not module.startswith("_code_block"):  # markdown-exec's name
-        name = f"{module}.{name}"
-    said = _said(error)
-    summary = f"{name}: {said}" if said else name
-    if isinstance(error, SystemExit):
-        summary += " (a block may not end the build: any SystemExit is a failure)"
-    return summary
-
-
-def _said(error: BaseException) -> str:
-    """``str(error)``, or why it cannot be read: a block's exception may define ``__str__``
-    that raises, and the description of a failure must not fail in turn."""
-    try:
-        return str(error)
-    except BaseException as unreadable:  # whatever the block's __str__ raises
-        return f"<its message could not be read: {type(unreadable).__qualname__}>"
 
 
 def handling_failed(page: str, block_id: str, error: BaseException, serving: bool) -> str:
@@ -163,33 +105,6 @@ def handling_failed(page: str, block_id: str, error: BaseException, serving: boo
         raise BlockFailed(failure.message()) from error
     limits.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
     return failure_html(failure)
-
-
-def _failure(page, block_id, summary, error, code) -> Failure:
-    frames = traceback.extract_tb(error.__traceback__)
-    shown = [line for line in (_frame(frame, code, block_id) for frame in frames) if line]
-    if isinstance(error, SyntaxError) and error.lineno and _BLOCK_FILE.match(error.filename or ""):
-        shown.append(f"line {error.lineno} of the block: {(error.text or '').strip()}")
-    shown = shown[-_SHOWN_FRAMES:]
-    return Failure(page, block_id, summary, shown[-1] if shown else "", tuple(shown))
-
-
-def _frame(frame: traceback.FrameSummary, code: str, block_id: str) -> str:
-    """A frame in the block or in ``examples/``, as one line; "" for any other."""
-    block = _BLOCK_FILE.match(frame.filename)
-    if block:
-        lines = code.splitlines()
-        this_block = block["name"] == block_id and frame.lineno and frame.lineno <= len(lines)
-        line = lines[frame.lineno - 1].strip() if this_block else ""
-        name = "the block" if this_block or block["name"] == block_id else f"block {block['name']}"
-        return f"line {frame.lineno} of {name}: {line}".rstrip(": ")
-    package = examples_package_dir()
-    package = package and package.resolve()
-    path = Path(frame.filename).resolve()
-    if package is None or not path.is_relative_to(package):
-        return ""
-    relative = Path(package.name, path.relative_to(package)).as_posix()
-    return f"{relative}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
 
 
 def failure_html(failure: Failure) -> str:

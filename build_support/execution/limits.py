@@ -1,129 +1,36 @@
-"""A time limit on one executed block, which runs inside the MkDocs process.
+"""The limits on every executed block, in one place: time, output and memory, and how a failure
+is said on the terminal where the build goes on.
 
-Three layers, because a block can ignore the first two:
-
-1. ``SIGALRM`` (``setitimer``) when the block runs in the main thread, as it does under
-   ``mkdocs build`` and under ``mkdocs serve`` (mkdocs 1.6's serve rebuilds in the main thread:
-   ``LiveReloadServer._build_loop``; only the HTTP server has threads of its own);
-2. otherwise an asynchronous exception raised in the block's thread
-   (``PyThreadState_SetAsyncExc``), delivered at its next Python instruction;
-3. a watchdog for a block stuck in C code that neither reaches: ``GRACE_S`` after the limit it
-   names the block on the terminal and ends the process with status 1, since nothing can
-   unwind that thread (the half-written site is never swapped in: see the Makefile).
-
-Ctrl-C while a block runs stays the author's: it stops the build instead of counting as the
-block's failure.
+They are enforced where the block cannot reach them (``workers.py``): the block runs in a
+worker process, and the build kills its process group past any of them. A notebook's kernel
+gets the same three (``notebooks.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
-import signal
 import sys
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 
-GRACE_S = 5.0  # past its limit, a block stuck in C code ends the process after this long
-
-
-class BlockTimeout(BaseException):
-    """Raised in a block that ran past its time limit. A ``BaseException``: a block's
-    ``except Exception`` cannot swallow it."""
-
-
-@dataclass
-class Limit:
-    """One block's time limit while it runs; what ended it, if anything did."""
-
-    seconds: float
-    label: str  # names the page and the block
-    timed_out: bool = False
-    interrupted: bool = False  # Ctrl-C by the author, not the block's doing
-    active: bool = True
-    lock: threading.Lock = field(default_factory=threading.Lock)
+# The slowest block today takes ~1.2 s (a fresh build of this 2-core machine), the largest
+# output is ~20 KB of HTML: both limits leave room for a slower machine and a bigger chart.
+DEFAULT_TIMEOUT_S = 60.0  # the same as a notebook cell's default (the setting cell_timeout_s)
+MAX_OUTPUT_BYTES = 1024 * 1024
+MEMORY_SETTING = "memory_limit_gib in mkdocs.yml's extra.build"
+TIMEOUT_OPTION = "timeout"  # ```python exec="on" id="slow" timeout="120"
+TIMEOUT_HINT = f'default {DEFAULT_TIMEOUT_S:g} s; the fence option timeout="120" sets another'
+OUTPUT_SAID = "MAX_OUTPUT_BYTES in build_support/execution/limits.py"
 
 
-@contextlib.contextmanager
-def time_limit(limit: Limit) -> Iterator[None]:
-    """Raise ``BlockTimeout`` in the running code after ``limit.seconds``; see the module's
-    notes. ``limit`` tells afterwards whether it fired or the author pressed Ctrl-C."""
-    watchdog = threading.Timer(limit.seconds + GRACE_S, _give_up, args=(limit,))
-    watchdog.daemon = True
-    watchdog.start()
-    in_main = threading.current_thread() is threading.main_thread()
-    layer = _alarm if in_main and hasattr(signal, "setitimer") else _async_raise
+def timeout_s(value: str | None) -> float | str:
+    """A block's time limit in seconds (its ``timeout`` option), or what is wrong with it."""
+    if value is None:
+        return DEFAULT_TIMEOUT_S
     try:
-        with layer(limit):
-            yield
-    finally:
-        with limit.lock:
-            limit.active = False
-        watchdog.cancel()
-
-
-@contextlib.contextmanager
-def _alarm(limit: Limit) -> Iterator[None]:
-    def on_alarm(signum, frame):
-        limit.timed_out = True
-        raise BlockTimeout(f"past its time limit of {limit.seconds:g} s")
-
-    def on_interrupt(signum, frame):
-        limit.interrupted = True
-        raise KeyboardInterrupt
-
-    previous_alarm = signal.signal(signal.SIGALRM, on_alarm)
-    previous_interrupt = signal.signal(signal.SIGINT, on_interrupt)
-    signal.setitimer(signal.ITIMER_REAL, limit.seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous_alarm)
-        signal.signal(signal.SIGINT, previous_interrupt)
-
-
-@contextlib.contextmanager
-def _async_raise(limit: Limit) -> Iterator[None]:
-    thread_id = threading.get_ident()
-
-    def fire():
-        with limit.lock:
-            if limit.active:
-                limit.timed_out = True
-                _set_async_exc(thread_id, BlockTimeout)
-
-    timer = threading.Timer(limit.seconds, fire)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        with limit.lock:
-            limit.active = False
-            if limit.timed_out:
-                _set_async_exc(thread_id, None)  # one not yet delivered is dropped
-
-
-def _set_async_exc(thread_id: int, exception: type[BaseException] | None) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception else None
-    )
-
-
-def _give_up(limit: Limit) -> None:
-    with limit.lock:
-        if not limit.active:
-            return
-        terminal_error(
-            f"{limit.label} is still running {GRACE_S:g} s past its time limit of "
-            f"{limit.seconds:g} s and does not answer the interruption (stuck in C code?): "
-            "ending the build with status 1"
-        )
-        os._exit(1)
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        return f'timeout="{value}": expected a number of seconds greater than 0'
+    return seconds
 
 
 def terminal_error(message: str) -> None:

@@ -7,14 +7,22 @@ in a kernel process of its own, while the other pages render; mkdocs-jupyter (``
 false``) then renders the executed copy. A notebook whose key is in the cache is not run.
 
 - A failing cell fails the build, naming the notebook and the cell (``allow_errors`` off).
-- A cell that runs longer than the ``cell_timeout_s`` setting (mkdocs.yml) fails the build the
-  same way, long before any outer timeout would stop the build without a word.
+- The kernel gets a block's three limits (``limits.py``), each failing the build the same way,
+  naming the limit: a cell that runs longer than the ``cell_timeout_s`` setting (mkdocs.yml);
+  outputs past ``MAX_OUTPUT_BYTES``, counted as the kernel sends them; the kernel and whatever it
+  started using more than the ``memory_limit_gib`` setting (read every ``workers.POLL_S``).
+  Either of the last two kills the kernel's process group at once.
+- When the run ends, in any way, the kernel's whole process group is killed: nothing a cell
+  started (a thread, a fork, a subprocess) outlives it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -23,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import settings
+from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SAID
+from .workers import POLL_S, resident_bytes
 
 
 class NotebookError(Exception):
@@ -62,20 +72,81 @@ def read_jupytext(path: Path):
     return notebook
 
 
+class KernelLimits:
+    """The output and memory limits on one notebook's kernel, watched while its cells run, and
+    its process group, killed when the run ends (``end``)."""
+
+    def __init__(self, memory_bytes: float) -> None:
+        self.memory_bytes = memory_bytes
+        self.output_bytes = 0
+        self.passed = ""  # the limit the kernel passed, said
+        self.pgid: int | None = None
+        self.pid: int | None = None
+        self.stop = threading.Event()
+
+    def started(self, pid: int) -> None:
+        """The kernel is up: watch its memory from now on."""
+        self.pid, self.pgid = pid, os.getpgid(pid)
+        threading.Thread(target=self._watch, daemon=True, name="kernel-memory").start()
+
+    def _watch(self) -> None:
+        while not self.stop.wait(POLL_S):
+            used = resident_bytes(self.pid)
+            if used > self.memory_bytes:
+                cap = f"{self.memory_bytes / 2**30:g} GiB ({MEMORY_SETTING})"
+                self.exceeded(f"used {used / 2**30:.1f} GiB, past its memory cap of {cap}")
+
+    def output(self, message: dict) -> None:
+        """Count one output the kernel sent; past the limit, stop the kernel."""
+        self.output_bytes += len(json.dumps(message.get("content", {})))
+        if self.output_bytes > MAX_OUTPUT_BYTES:
+            self.exceeded(f"printed more than {MAX_OUTPUT_BYTES:,} bytes of output ({OUTPUT_SAID})")
+
+    def exceeded(self, said: str) -> None:
+        self.passed = self.passed or said
+        self.kill()
+
+    def kill(self) -> None:
+        if self.pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
+
+    def end(self) -> None:
+        self.stop.set()
+        self.kill()
+
+
+def _limited_client(notebook, limits: KernelLimits, **options):
+    """nbclient's ``NotebookClient``, with every output counted against ``limits`` and the
+    kernel's process watched from its start."""
+    from nbclient import NotebookClient
+
+    class LimitedClient(NotebookClient):
+        def output(self, outs, msg, display_id, cell_index):
+            limits.output(msg)
+            return super().output(outs, msg, display_id, cell_index)
+
+    def on_notebook_start(notebook):
+        limits.started(client.km.provisioner.process.pid)
+
+    client = LimitedClient(notebook, on_notebook_start=on_notebook_start, **options)
+    return client
+
+
 def execute_notebook(
     path: Path,
     kernel_name: str,
     cells_done: threading.Event,
     name: str | None = None,
     timeout_s: float | None = None,
+    memory_bytes: float | None = None,
 ):
     """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder.
 
     Returns ``(executed notebook, seconds)``; raises ``NotebookError`` naming the cell that
     failed or hung (cells are numbered from 1, code and text alike, as Jupyter shows them).
     """
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     name = name or path.name
     timeout_s = timeout_s or cell_timeout_s()
@@ -91,9 +162,11 @@ def execute_notebook(
         if cell_index == code_cells[-1]:
             cells_done.set()
 
+    limits = KernelLimits(memory_bytes or settings.current().memory_limit_gib * 2**30)
     try:
-        NotebookClient(
+        _limited_client(
             notebook,
+            limits,
             kernel_name=kernel_name,
             timeout=timeout_s,
             allow_errors=False,
@@ -101,13 +174,18 @@ def execute_notebook(
             on_cell_start=on_cell_start,
             on_cell_executed=on_cell_executed,
         ).execute()
-    except (CellTimeoutError, CellExecutionError) as error:
+    except (CellTimeoutError, CellExecutionError, DeadKernelError) as error:
         index = current["index"]
         cell = _cell_name(notebook.cells[index], index + 1)
+        if limits.passed:
+            raise NotebookError(f"{name}: {cell} {limits.passed}: stopped") from error
         if isinstance(error, CellTimeoutError):
             raise NotebookError(f"{name}: {cell} did not finish within {timeout_s:g} s") from error
+        if isinstance(error, DeadKernelError):
+            raise NotebookError(f"{name}: {cell} ended its kernel: {error}") from error
         raise NotebookError(f"{name}: {cell} failed:\n{error}") from error
     finally:
+        limits.end()  # nothing a cell started outlives the run
         cells_done.set()
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -146,6 +224,7 @@ class Notebooks:
     rendered from. ``finish`` ends all three: a kernel left running would outlive the build."""
 
     cell_timeout_s: float
+    memory_bytes: float
     runs: dict[str, NotebookRun] = field(default_factory=dict)
     _threads: ThreadPoolExecutor | None = None
     _scratch: Path | None = None
@@ -155,7 +234,12 @@ class Notebooks:
 
         def execute():
             notebook, seconds = execute_notebook(
-                path, kernel_name, run.cells_done, run.src_uri, self.cell_timeout_s
+                path,
+                kernel_name,
+                run.cells_done,
+                run.src_uri,
+                self.cell_timeout_s,
+                self.memory_bytes,
             )
             run.seconds = seconds
             on_success(notebook, seconds)

@@ -1,11 +1,12 @@
-"""Where a build is, in a file the Makefile reads once MkDocs has returned: a build that ended
-before its end (a block's ``os._exit(0)``, a signal, an abort) is a failure naming the block it
-was running, never a swap of the staging folder into ``site/``.
+"""Where a build is, in a file the Makefile reads once MkDocs has returned: a build whose
+process ended before its end (a signal, an abort, a crash of the build's own code) is a failure
+naming the block it was running, never a swap of the staging folder into ``site/``.
 
-MkDocs' own exit status cannot say it: a block that calls ``os._exit(0)`` ends the process with
-status 0 before a page is written, and one killed by a signal ends it naming nothing. So before
-each block the build writes which one it runs, and at the end of the build ``finished``; the
-Makefile (``make build``, ``make publish``) checks the file with ``python3 -m
+MkDocs' own exit status cannot say it: a process killed by a signal ends naming nothing, and
+one that calls ``os._exit(0)`` ends with status 0 before a page is written (a block's own
+``os._exit`` ends only its worker now: ``workers.py``; this file is the line behind that). So
+before each block the build writes which one it runs, and at the end of the build
+``finished``; the Makefile (``make build``, ``make publish``) checks the file with ``python3 -m
 build_support.execution.progress check FILE``. Written only where ``COURSE_BUILD_PROGRESS``
 names the file. Standard library only.
 """

@@ -1,64 +1,57 @@
-"""A ``python exec`` block's code run and rendered through markdown-exec's public names only.
+"""A ``python exec`` block rendered through markdown-exec's public names, its code run in a
+worker process (``workers.py``), never in the build's interpreter.
 
 ``format_python`` is markdown-exec's exported formatter entry point, ``base_format``, given a
-``run`` of ours: it reads the fence's options (source, result, tabs, workdir, width, ...) and
-renders the output as markdown-exec does, while ``run`` executes the code in the globals the
-build gives it (a session's, owned by its ``sessions.Session``, or fresh ones for a block
-alone), collecting what the code prints as markdown-exec's own python formatter does.
+``run`` of ours: it reads the fence's options (source, result, tabs, width, ...) and renders the
+output as markdown-exec does, while ``run`` hands the code to the worker of the block's session
+(taken only when the code must run: a cached block starts none) and returns what it printed.
 
-A block's exception leaves ``run`` as it was raised: ``base_format`` handles only its own
+A block's failure leaves ``run`` as ``workers.BlockError``: ``base_format`` handles only its own
 ``ExecutionError``, so nothing is logged and nothing caught; ``guard`` turns it into the
 block's failure, naming page and block.
 """
 
 from __future__ import annotations
 
-import re
-import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
-from io import StringIO
-from types import ModuleType
 from typing import Any
 
 from .fence_options import block_id
-
-# The file name a block's code is compiled under, as markdown-exec names a block with an id;
-# guard.py reads it back from tracebacks (`_BLOCK_FILE`). Every block here has an id.
-FILE_NAME = "<code block: id {id}>"
+from .limits import DEFAULT_TIMEOUT_S
+from .workers import Worker
 
 
-def format_python(namespace: dict[str, Any], /, **options: Any) -> str:
-    """The block's HTML: markdown-exec's rendering of what ``run`` printed in ``namespace``."""
+@dataclass
+class Execution:
+    """One block handed to a worker: which one (``worker``, called when the code runs), its
+    time limit, and the worker's reply once it has run."""
+
+    worker: Callable[[], Worker]
+    timed: bool = False
+    seconds: float = DEFAULT_TIMEOUT_S
+    reply: dict[str, Any] | None = None
+
+
+def format_python(execution: Execution, /, **options: Any) -> str:
+    """The block's HTML: markdown-exec's rendering of what its worker printed."""
     from markdown_exec import base_format  # imported on use: a cached build needs none of it
 
     # "python" for `py` fences too, as markdown-exec's own python formatter renders them.
-    return str(base_format(language="python", run=partial(run, namespace=namespace), **options))
+    return str(base_format(language="python", run=partial(run, execution=execution), **options))
 
 
 def run(
     code: str,
     *,
-    namespace: dict[str, Any],
+    execution: Execution,
     returncode: int | None = None,  # a shell's exit code; Python has none to check
-    session: str | None = None,  # its globals are ``namespace``
+    session: str | None = None,  # its worker is ``execution.worker``'s
     id: str = "",
     **extra: Any,
 ) -> str:
-    """Execute ``code`` in ``namespace`` and return what it printed (``print`` in its globals
-    writes to the output, as under markdown-exec); whatever it raises is raised."""
-    filename = FILE_NAME.format(id=block_id({"id": id}))
-    # Libraries expect a function's module to exist (dataclasses, pickle): as markdown-exec
-    # does, the block is a module of its own, named after the block.
-    module_name = re.sub(r"[^a-zA-Z\d]+", "_", filename)
-    namespace["__name__"] = module_name
-    sys.modules[module_name] = ModuleType(module_name)
-    output = StringIO()
-    namespace["print"] = partial(_print, output)
-    # dont_inherit: the block is compiled without this module's `from __future__` imports.
-    exec(compile(code, filename, "exec", dont_inherit=True), namespace)
-    return output.getvalue()
-
-
-def _print(output: StringIO, *values: Any, end: str = "\n", **ignored: Any) -> None:
-    """``print`` in a block, as markdown-exec's: every value to the output, space-separated."""
-    output.write(" ".join(str(value) for value in values) + end)
+    """Run ``code`` in the block's worker; what it printed. A failure raises ``BlockError``."""
+    worker = execution.worker()
+    execution.reply = worker.run(code, block_id({"id": id}), execution.timed, execution.seconds)
+    return execution.reply["output"]

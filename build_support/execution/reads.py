@@ -6,12 +6,12 @@ each file the running block opens for reading is recorded with its SHA-256 besid
 and an entry is reused only while every one of them is unchanged.
 
 Recorded: every file opened for reading (Python's ``open`` audit event) by the thread that runs
-the block, except files it wrote itself, compiled modules (``.pyc``), files under
-``sys.prefix`` (keyed by ``uv.lock`` and the Python version), ``/proc``, ``/sys`` and ``/dev``
-(the backend label), and the ``examples`` package's modules when Python imports them (the key
-holds what the output reaches of them: ``caching/reach.py``; the block that first imports the
-package would otherwise re-run on an edit to any of its modules). A module of it read as a
-file is recorded. A file under the
+the block in its worker process (``block_worker.py`` records, the build digests), except files
+it wrote itself, compiled modules (``.pyc``), files under ``sys.prefix`` (keyed by ``uv.lock``
+and the Python version), ``/proc``, ``/sys`` and ``/dev`` (the backend label), and the
+``examples`` package's modules when Python imports them (the key holds what the output reaches
+of them: ``caching/reach.py``; the block that first imports the package would otherwise re-run
+on an edit to any of its modules). A module of it read as a file is recorded. A file under the
 project is stored by its path in the project, so an entry survives a move of the checkout.
 """
 
@@ -21,11 +21,9 @@ import hashlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-from ..caching.environment import examples_package_dir
 
 _IMPORTER = "<frozen importlib._bootstrap_external>"  # where Python reads a module to import
 _SYSTEM = ("/proc/", "/sys/", "/dev/")
@@ -40,11 +38,10 @@ _installed: list[bool] = []
 class Opened:
     """What one block opened while it ran: paths read, paths written."""
 
-    def __init__(self) -> None:
+    def __init__(self, package_dir: str | None) -> None:
         self.read: set[str] = set()
         self.written: set[str] = set()
-        package = examples_package_dir()
-        self.package = str(package.resolve()) + os.sep if package else "\0"
+        self.package = str(Path(package_dir).resolve()) + os.sep if package_dir else "\0"
 
 
 def _hook(event: str, args: tuple) -> None:
@@ -62,14 +59,15 @@ def _hook(event: str, args: tuple) -> None:
 
 
 @contextmanager
-def recorded() -> Iterator[Opened]:
-    """Record what the current thread opens inside the ``with`` block."""
+def recorded(package_dir: str | None) -> Iterator[Opened]:
+    """Record what the current thread opens inside the ``with`` block; the modules of the course
+    package at ``package_dir`` that Python imports are left out."""
     with _hook_installed:
         if not _installed:  # an audit hook cannot be removed: one per process, switched here
             sys.addaudithook(_hook)
             _installed.append(True)
     outer = getattr(_local, "opened", None)
-    _local.opened = Opened()
+    _local.opened = Opened(package_dir)
     try:
         yield _local.opened
     finally:
@@ -87,12 +85,12 @@ def _excluded(path: str) -> bool:
     return any(path.startswith(prefix + os.sep) for prefix in prefixes)
 
 
-def digests(opened: Opened, project_root: Path) -> dict[str, str]:
-    """Name -> SHA-256 of every file ``opened`` read and did not write (names relative to the
-    project where they are in it)."""
+def digests(read: Iterable[str], written: Iterable[str], project_root: Path) -> dict[str, str]:
+    """Name -> SHA-256 of every file a block read and did not write (an ``Opened``'s, from its
+    worker; names relative to the project where they are in it)."""
     root = str(project_root.resolve()) + os.sep
     found = {}
-    for path in sorted(opened.read - opened.written):
+    for path in sorted(set(read) - set(written)):
         if _excluded(path) or not os.path.isfile(path):
             continue
         name = path.removeprefix(root) if path.startswith(root) else path

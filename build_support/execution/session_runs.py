@@ -15,17 +15,10 @@ from typing import TYPE_CHECKING, Any
 from ..caching.cache import Lookup, digest, key_of
 from ..caching.ingredients import expand_snippets
 from ..publishing.runs import Run
-from . import reads
-from .blocks import (
-    cacheable,
-    execute,
-    measured_caption,
-    measured_now,
-    note_shown,
-    run_record,
-)
+from .blocks import cacheable, execute, measured_caption, note_shown, run_record
 from .fence_options import is_timed, own_digest
 from .sessions import Session, Slot, fences
+from .workers import LazyWorker
 
 if TYPE_CHECKING:
     from .state import BuildState
@@ -49,6 +42,7 @@ def fill_sessions(build: BuildState, page: str, content: str) -> str:
     for (session_page, _), session in build.sessions.items():
         if session_page == page:
             content = session.fill(content)
+            session.close()  # every block of it has run: its worker ends
             for slot, options in zip(session.slots, session.options_seen, strict=False):
                 note_shown(slot.run, options, slot.html)
     return content
@@ -107,13 +101,14 @@ def _run_in_session(
     build: BuildState, session: Session, options: dict[str, Any], slot: Slot
 ) -> None:
     timed = is_timed(options)
-    with reads.recorded() as opened:
-        block, failed = execute(build, options, timed, session.namespace)
-    session.reads |= reads.digests(opened, build.project_root)
+    if session.worker is None:
+        session.worker = LazyWorker(build.take_worker)
+    block, failed = execute(build, options, timed, session.worker)
+    session.reads |= block.pop("reads")
+    measured = block.pop("measured")
     block["own"] = own_digest(options)
     session.failed |= failed
     session.blocks.append(block)
-    measured = measured_now() if timed and not failed else None
     if measured:
         session.measured = measured
     slot.html = measured_caption(measured, reused=False) + block["html"]

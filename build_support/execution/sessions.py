@@ -1,8 +1,8 @@
 """markdown-exec sessions, the data: each session's blocks read from the page's Markdown before
-it renders (``fences``), the slots its outputs go into (``Session``, ``Slot``), and the globals
-its blocks run in (``Session.namespace``: the build's, per page and session, never
-markdown-exec's). How a build runs them, one cache entry and one run per session:
-``session_runs.py``.
+it renders (``fences``), the slots its outputs go into (``Session``, ``Slot``), and the worker
+process its blocks run in (``Session.worker``: one per page and session, whose globals they
+share; never markdown-exec's, never the build's). How a build runs them, one cache entry and
+one run per session: ``session_runs.py``.
 
 Blocks of a session share their globals, so a session is one cache entry, keyed on all of its
 code (``fences`` reads it from the page's Markdown, snippets expanded by pymdownx.snippets as
@@ -23,6 +23,7 @@ from typing import Any
 
 from ..caching.cache import Lookup
 from .fence_options import is_timed
+from .workers import LazyWorker
 
 # A fence that markdown-exec executes in a session: its header line, then its code.
 _SESSION_FENCE = re.compile(
@@ -70,7 +71,7 @@ class Session:
     reads: dict[str, str] = field(default_factory=dict)  # files its run read
     failed: bool = False
     measured: dict[str, str] | None = None
-    namespace: dict[str, Any] = field(default_factory=dict)  # the globals its blocks share
+    worker: LazyWorker | None = None  # the process its blocks run in, sharing its globals
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @property
@@ -78,9 +79,15 @@ class Session:
         return any(is_timed(header) for header in self.headers)
 
     def run_afresh(self) -> None:
-        """Run again from its first block: in empty globals, with no block run yet."""
-        self.namespace = {}
+        """Run again from its first block: in a new worker, with no block run yet."""
+        self.close()
         self.blocks, self.measured = [], None
+
+    def close(self) -> None:
+        """End its worker (and whatever its blocks started): the session is done."""
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
 
     def new_slot(self) -> Slot:
         prefix = f"exec-session-{self.token}-{len(self.slots)}"

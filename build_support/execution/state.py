@@ -11,7 +11,8 @@ What belongs to the process, not to one build, is ``PROCESS``, the only module-l
 ``execution/`` besides ``reads``' audit hook: MkDocs says the command once per process
 (``on_startup``: one ``mkdocs serve`` runs many builds), and MkDocs calls hooks, and
 markdown-exec its formatters, as plain functions of the process; they reach the build running
-now through it (``current()``). The serve flag is held there, once.
+now through it (``current()``). The serve flag is held there, once, and the worker processes
+(``workers.Workers``), whose spare serves the next rebuild too.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ from ..caching.cache import ExecutionCache
 from ..caching.environment import Environment
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
+from ..section import PACKAGE
 from . import reads
+from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING
 from .notebooks import Notebooks
 from .sessions import Session
+from .workers import Limits, Worker, Workers
 
 
 @dataclass
@@ -51,6 +55,15 @@ class BuildState:
         """Under ``mkdocs serve`` a failing block shows in its page; anywhere else it fails the
         build. Held once, by the process (``PROCESS``)."""
         return PROCESS.serving
+
+    def take_worker(self) -> Worker:
+        """A worker process for a new session, under this build's limits (``workers.py``)."""
+        from ..caching.environment import examples_package_dir
+
+        memory_gib = settings.current(self.project_root).memory_limit_gib
+        limits = Limits(MAX_OUTPUT_BYTES, int(memory_gib * 2**30), MEMORY_SETTING)
+        package_dir = examples_package_dir()
+        return PROCESS.workers.take(limits, PACKAGE, package_dir and str(package_dir))
 
     def stale_reads(self, payload: dict[str, Any]) -> list[str]:
         """The files a stored run read that have changed since (``reads.py``)."""
@@ -77,7 +90,10 @@ def new_build(project_root: Path, config: Any = None) -> BuildState:
         project_root=project_root,
         cache=ExecutionCache.for_project(project_root),
         environment=Environment.read(project_root, config),
-        notebooks=Notebooks(settings.current(project_root).cell_timeout_s),
+        notebooks=Notebooks(
+            settings.current(project_root).cell_timeout_s,
+            settings.current(project_root).memory_limit_gib * 2**30,
+        ),
         config=config,
     )
 
@@ -89,6 +105,7 @@ class Process:
 
     serving: bool = False
     build: BuildState | None = None
+    workers: Workers = field(default_factory=Workers)  # kept across serve rebuilds
 
     def started(self, command: str) -> None:
         self.serving = command == "serve"

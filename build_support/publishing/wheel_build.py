@@ -1,5 +1,7 @@
 """The wheel of the ``examples`` package that every build serves: its file name, a digest of
-everything that goes into it, and the wheel itself, built by uv or read from the store.
+everything that goes into it, and the wheel itself, built by uv or read from the store, with
+what its install lines say of it: its SHA-256 (the ``#sha256=`` that pip and uv check) and the
+Pythons its metadata accepts (``Requires-Python``, from pyproject.toml's ``requires-python``).
 
 hatchling writes wheels reproducibly (fixed timestamps, sorted entries), so a wheel is kept in
 the store's ``wheel`` cache (build_support/caching/store.py), keyed on that digest and uv's
@@ -12,15 +14,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import zipfile
+from email.parser import Parser
 from pathlib import Path
 from typing import NamedTuple
 
 from mkdocs.exceptions import PluginError
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from .. import section
@@ -38,6 +44,36 @@ EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # hatch_build.py reads it (its
 class Wheel(NamedTuple):
     name: str
     content: bytes
+
+    @property
+    def sha256(self) -> str:
+        """The wheel's SHA-256 (hex): every install line's ``#sha256=`` fragment."""
+        return hashlib.sha256(self.content).hexdigest()
+
+    @property
+    def requires_python(self) -> str:
+        """``Requires-Python`` in the wheel's metadata (``>=3.11,<3.16``)."""
+        with zipfile.ZipFile(io.BytesIO(self.content)) as archive:
+            name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+            metadata = Parser().parsestr(archive.read(name).decode())
+        return metadata["Requires-Python"]
+
+
+def supported_pythons(requires_python: str) -> list[str]:
+    """The Python 3 versions (``3.11``, ...) a ``Requires-Python`` accepts, oldest first."""
+    accepted = SpecifierSet(requires_python)
+    return [f"3.{minor}" for minor in range(100) if accepted.contains(f"3.{minor}")]
+
+
+def python_range(requires_python: str) -> str:
+    """The Pythons a ``Requires-Python`` accepts, in words: ``3.11 to 3.15`` (``3.11 or newer``
+    where it sets no upper bound), as the install box says which Python the wheel needs."""
+    pythons = supported_pythons(requires_python)
+    if not pythons:
+        raise PluginError(f"wheel: Requires-Python {requires_python!r} accepts no Python 3")
+    if pythons[-1] == "3.99":
+        return f"{pythons[0]} or newer"
+    return f"{pythons[0]} to {pythons[-1]}"
 
 
 def wheel_name(project: Path, version: str) -> str:

@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 
-PACKAGE = "{{ install.url }}"  # this version's wheel, on the site
+PACKAGE = "{{ install.requirement }}"  # this version's wheel, on the site; pip checks its hash
 GPU_PACKAGE = "{{ install.gpu_requirement }}"  # the same, with JAX's CUDA plugin
 
 

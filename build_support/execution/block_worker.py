@@ -1,0 +1,253 @@
+"""The worker process a session's blocks run in: never the build's own interpreter.
+
+The build (``workers.py``) starts it as ``python -c BOOT CONFIG``, in a process group of its
+own, with ``jax`` and ``numpy`` imported ahead of need (not ``examples``: what a block reaches
+of the package is in its key, so the package is imported by the block, from disk). It then
+reads requests and writes replies as framed JSON (``send`` / ``receive``) on two pipes of its
+own; its stdout and stderr are a third pipe the build reads, forwards and bounds.
+
+Each request is one block of the worker's one session: its code runs in the session's globals,
+``print`` writes to the block's output, and the reply holds that output, or a description of
+what the block raised (made here, where the traceback is), with what the build records beside
+it (where it ran, the environment ``verify`` compares, the files it read). Nothing a block does
+here reaches the build or another session: the build kills the whole process group when the
+session ends, past a limit, or when the block's worker ends in any way of its own.
+
+Limits enforced here, as the code runs: the output (``print``) stops the worker the moment it
+passes ``max_output_bytes``. The time and memory limits are the build's (``workers.py``): code
+running here could undo any limit it set on itself. Standard library only, but for the
+pre-import and what a block imports itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import signal
+import struct
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any, BinaryIO
+
+from . import reads
+
+_HEADER = ">I"  # a frame's length, before its JSON
+FILE_NAME = "<code block: id {id}>"
+"""The file name a block's code is compiled under, as markdown-exec names a block with an id."""
+BLOCK_FILE = re.compile(r"^<code block: (?:id )?(?P<name>.*)>$")
+SHOWN_FRAMES = 6
+WHERE_SIGNAL = signal.SIGUSR1
+"""Sent by the build when a block passes its time limit: the worker says where it is, if the
+block lets it, then its process group is killed either way."""
+_USES_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|{package})\b", re.MULTILINE)
+
+BOOT = (
+    "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
+    "from build_support.execution.block_worker import main; main(config)"
+)
+"""The worker's command line (``python -c BOOT CONFIG``): the build's own ``sys.path``, so a
+block imports what it would have imported in the build."""
+
+
+def send(stream: BinaryIO, message: dict[str, Any]) -> None:
+    """One framed message: its length, then its JSON (lone surrogates escaped, as JSON does)."""
+    data = json.dumps(message).encode("ascii")
+    stream.write(struct.pack(_HEADER, len(data)) + data)
+    stream.flush()
+
+
+def frame_length(header: bytes) -> int:
+    return struct.unpack(_HEADER, header)[0]
+
+
+HEADER_SIZE = struct.calcsize(_HEADER)
+
+
+def _receive(stream: BinaryIO) -> dict[str, Any] | None:
+    header = stream.read(HEADER_SIZE)
+    if len(header) < HEADER_SIZE:
+        return None  # the build closed the pipe: end
+    return json.loads(stream.read(frame_length(header)))
+
+
+class _Output:
+    """What a block prints, kept only up to the limit: past it, the worker says so and ends
+    at once (``os._exit``, which no ``except`` in the block can catch)."""
+
+    def __init__(self, replies: BinaryIO, limit: int) -> None:
+        self.replies, self.limit = replies, limit
+        self.parts: list[str] = []
+        self.size = 0
+
+    def print(self, *values: Any, end: str = "\n", **ignored: Any) -> None:
+        """``print`` in a block, as markdown-exec's: every value to the output, space-separated."""
+        text = " ".join(str(value) for value in values) + end
+        self.size += len(text.encode("utf-8", "surrogatepass"))
+        if self.size > self.limit:
+            send(self.replies, {"kind": "output-limit", "size": self.size})
+            os._exit(0)
+        self.parts.append(text)
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class Worker:
+    """The worker's side of one session: its globals and what each block reports."""
+
+    def __init__(self, config: dict[str, Any], replies: BinaryIO) -> None:
+        self.replies = replies
+        self.max_output_bytes = int(config["max_output_bytes"])
+        self.package = config["package"]
+        self.package_dir = config["package_dir"]
+        self.namespace: dict[str, Any] = {}
+        self.code = ""
+        self.block_id = ""
+        self.in_block = False
+        self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
+
+    def run(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one block; the reply the build reads."""
+        self.code, self.block_id = request["code"], request["id"]
+        filename = FILE_NAME.format(id=self.block_id)
+        # Libraries expect a function's module to exist (dataclasses, pickle): as markdown-exec
+        # does, the block is a module of its own, named after the block.
+        module_name = re.sub(r"[^a-zA-Z\d]+", "_", filename)
+        self.namespace["__name__"] = module_name
+        sys.modules[module_name] = ModuleType(module_name)
+        output = _Output(self.replies, self.max_output_bytes)
+        self.namespace["print"] = output.print
+        with reads.recorded(self.package_dir) as opened:
+            try:
+                self.in_block = True
+                # dont_inherit: compiled without this module's `from __future__` imports.
+                exec(compile(self.code, filename, "exec", dont_inherit=True), self.namespace)
+            except BaseException as error:  # SystemExit, KeyboardInterrupt, ... too
+                self.in_block = False
+                return {"kind": "failed"} | self.describe(error)
+            finally:
+                self.in_block = False
+        try:
+            said = {
+                "ran_on": self.where_it_ran(),
+                "environment": self.environment(),
+                "machine": self.machine_label() if request.get("timed") else None,
+            }
+        except BaseException as error:  # a block broke what the build calls: named
+            described = self.describe(error)
+            described["summary"] = (
+                "the build could not describe where it ran: " + (described["summary"])
+            )
+            return {"kind": "failed"} | described
+        reads_said = {"read": sorted(opened.read), "written": sorted(opened.written)}
+        return {"kind": "done", "output": output.text()} | said | reads_said
+
+    def where_it_ran(self) -> str:
+        """A block that imports jax or the course package ran on JAX's default backend; any
+        other ran in plain Python / NumPy on the build machine's CPU."""
+        if self.uses_jax.search(self.code):
+            return __import__(self.package).backend_report().label()
+        import numpy
+
+        return f"computed on cpu · numpy {numpy.__version__} · Python {platform.python_version()}"
+
+    def environment(self) -> dict[str, str] | None:
+        """The environment ``python -m examples verify`` compares with a reader's, once a block
+        has imported jax."""
+        if "jax" not in sys.modules:
+            return None
+        return __import__(f"{self.package}.verify", fromlist=["environment"]).environment()
+
+    def machine_label(self) -> str:
+        return __import__(self.package).machine_label()
+
+    def describe(self, error: BaseException) -> dict[str, Any]:
+        return describe_failure(error, self.code, self.block_id, self.package_dir)
+
+    def say_where(self, signum: int, frame: Any) -> None:
+        """On the build's ``WHERE_SIGNAL`` (past the time limit): the block's frames, if it is
+        still in its code. Written from the main thread, which is inside the block's code and so
+        not writing a reply."""
+        if not self.in_block:
+            return
+        frames = traceback.extract_stack(frame)
+        trace = _shown(frames, self.code, self.block_id, self.package_dir)
+        send(self.replies, {"kind": "where", "where": trace[-1] if trace else "", "trace": trace})
+
+
+def describe_failure(
+    error: BaseException, code: str, block_id: str, package_dir: str | None
+) -> dict[str, Any]:
+    """What a block raised, for the build's ``guard.Failure``: its summary and its frames in the
+    block and in the course package (at ``package_dir``), innermost last."""
+    frames = traceback.extract_tb(error.__traceback__)
+    shown = _shown(frames, code, block_id, package_dir)
+    if isinstance(error, SyntaxError) and error.lineno and BLOCK_FILE.match(error.filename or ""):
+        shown.append(f"line {error.lineno} of the block: {(error.text or '').strip()}")
+    shown = shown[-SHOWN_FRAMES:]
+    return {"summary": summary(error), "where": shown[-1] if shown else "", "trace": shown}
+
+
+def summary(error: BaseException) -> str:
+    """``Type: message``, with the module of a type that is not built in."""
+    name = type(error).__qualname__
+    module = type(error).__module__
+    if module != "builtins" and not module.startswith("_code_block"):  # a block's own class
+        name = f"{module}.{name}"
+    said = _said(error)
+    text = f"{name}: {said}" if said else name
+    if isinstance(error, SystemExit):
+        text += " (a block may not end the build: any SystemExit is a failure)"
+    return text
+
+
+def _said(error: BaseException) -> str:
+    """``str(error)``, or why it cannot be read: a block's exception may define ``__str__``
+    that raises, and the description of a failure must not fail in turn."""
+    try:
+        return str(error)
+    except BaseException as unreadable:  # whatever the block's __str__ raises
+        return f"<its message could not be read: {type(unreadable).__qualname__}>"
+
+
+def _shown(frames: Any, code: str, block_id: str, package_dir: str | None) -> list[str]:
+    shown = (_frame(frame, code, block_id, package_dir) for frame in frames)
+    return [line for line in shown if line]
+
+
+def _frame(frame: traceback.FrameSummary, code: str, block_id: str, package: str | None) -> str:
+    """A frame in the block or in the course package, as one line; "" for any other."""
+    block = BLOCK_FILE.match(frame.filename)
+    if block:
+        lines = code.splitlines()
+        this_block = block["name"] == block_id and frame.lineno and frame.lineno <= len(lines)
+        line = lines[frame.lineno - 1].strip() if this_block else ""
+        name = "the block" if this_block or block["name"] == block_id else f"block {block['name']}"
+        return f"line {frame.lineno} of {name}: {line}".rstrip(": ")
+    if package is None:
+        return ""
+    root = Path(package).resolve()
+    path = Path(frame.filename).resolve()
+    if not path.is_relative_to(root):
+        return ""
+    relative = Path(root.name, path.relative_to(root)).as_posix()
+    return f"{relative}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
+
+
+def main(config: dict[str, Any]) -> None:
+    """Import ahead, say ready, then run each block asked for until the build closes the pipe
+    (or kills the process group)."""
+    requests = os.fdopen(config["requests_fd"], "rb")
+    replies = os.fdopen(config["replies_fd"], "wb")
+    for name in config["preimport"]:
+        __import__(name)
+    worker = Worker(config, replies)
+    signal.signal(WHERE_SIGNAL, worker.say_where)
+    send(replies, {"kind": "ready", "pid": os.getpid()})
+    while (request := _receive(requests)) is not None:
+        send(replies, worker.run(request))
+    os._exit(0)  # a block's non-daemon thread must not keep the worker alive

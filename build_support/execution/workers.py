@@ -1,0 +1,344 @@
+"""Where every executed block runs: a worker process per session, never the build's interpreter.
+
+A block in the build's own process could reach the build: change JAX's settings for later
+pages, patch a function the build calls, change the working folder, start threads and
+processes that outlive it, cancel the build's timer, end the process. So each session (a block
+with no session is a session of its own) runs in a ``Worker``, a process started from
+``block_worker.py`` in a process group of its own; the build hands it one block at a time and
+waits on its pipes, holding nothing (under ``mkdocs serve`` other pages keep answering). A
+worker never runs two sessions' code: the build kills its whole process group (its threads,
+forks and subprocesses with it) when the session ends, and at the end of every build.
+
+The limits are enforced while the block runs, by the build, where the block cannot reach them:
+
+- time: past the block's limit its worker is asked where it is (``WHERE_SIGNAL``; a block that
+  ignores it is not waited for), then its process group is killed;
+- output: the worker stops itself once ``print`` passes ``MAX_OUTPUT_BYTES`` (it holds the
+  output); the build bounds the replies and the stdout/stderr it forwards, so a worker that
+  floods them is stopped too, and the build's own memory stays small;
+- memory: the resident memory of the worker and its descendants, read every ``POLL_S``; past
+  the ``memory_limit_gib`` setting the group is killed.
+
+Any other way a worker ends (``os._exit``, a signal, an abort, a crash) is the block's failure,
+named with its status. ``Workers`` keeps one worker started ahead of need, with ``jax`` and
+``numpy`` imported (never ``examples``, whose reach is in the block's key), so a block seldom
+waits for a start; under ``mkdocs serve`` it is kept across rebuilds, and a rebuild that runs no
+block starts none.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .block_worker import BOOT, HEADER_SIZE, WHERE_SIGNAL, frame_length, send
+from .limits import OUTPUT_SAID, TIMEOUT_HINT
+
+POLL_S = 0.1  # how often a running block's memory is read
+WHERE_WAIT_S = 1.0  # past its time limit, how long a block's worker may take to say where it is
+START_TIMEOUT_S = 300.0  # a worker that has not imported jax by then is stuck
+PREIMPORT = ("numpy", "jax", "jax.numpy")
+REPLY_SLACK_BYTES = 1024 * 1024  # a reply's JSON beside the output it carries
+_READ_SIZE = 65536
+
+
+class BlockError(Exception):
+    """A block failed in its worker: what ``guard.Failure`` says of it."""
+
+    def __init__(self, summary: str, where: str = "", trace: tuple[str, ...] = ()) -> None:
+        super().__init__(summary)
+        self.summary, self.where, self.trace = summary, where, tuple(trace)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one worker may use: its block's seconds are per request."""
+
+    max_output_bytes: int
+    memory_bytes: int
+    memory_setting: str  # how the memory cap is set, for the failure that names it
+
+    def memory_said(self) -> str:
+        return f"its memory cap of {self.memory_bytes / 2**30:g} GiB ({self.memory_setting})"
+
+
+def _signal_name(number: int) -> str:
+    with contextlib.suppress(ValueError):
+        return signal.Signals(number).name
+    return f"signal {number}"
+
+
+@dataclass
+class Worker:
+    """One worker process and its pipes, seen from the build."""
+
+    limits: Limits
+    process: subprocess.Popen
+    requests: Any  # the pipe the build writes requests to
+    replies: int  # the file descriptor the build reads replies from
+    buffer: bytearray = field(default_factory=bytearray)
+    console: bytearray = field(default_factory=bytearray)  # stdout/stderr not yet forwarded
+    console_size: int = 0
+    ready: bool = False
+    ended: str = ""  # why it can run no more blocks
+    closed: bool = False
+
+    @classmethod
+    def start(cls, limits: Limits, package: str, package_dir: str | None) -> Worker:
+        requests_read, requests_write = os.pipe()
+        replies_read, replies_write = os.pipe()
+        config = {
+            "sys_path": sys.path,
+            "requests_fd": requests_read,
+            "replies_fd": replies_write,
+            "preimport": PREIMPORT,
+            "max_output_bytes": limits.max_output_bytes,
+            "package": package,
+            "package_dir": package_dir,
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-c", BOOT, json.dumps(config)],
+            pass_fds=(requests_read, replies_write),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # a process group of its own: killed whole
+        )
+        os.close(requests_read)
+        os.close(replies_write)
+        os.set_blocking(process.stdout.fileno(), False)
+        os.set_blocking(replies_read, False)
+        return cls(limits, process, os.fdopen(requests_write, "wb"), replies_read)
+
+    def alive(self) -> bool:
+        return not self.ended and self.process.poll() is None
+
+    def wait_ready(self) -> None:
+        """Until the worker has imported ahead and said so; ``BlockError`` if it cannot."""
+        if not self.ready:
+            self._wait("ready", time.monotonic() + START_TIMEOUT_S, None)
+            self.ready = True
+
+    def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]:
+        """Run one block; its reply (``done``), or ``BlockError`` saying why it failed."""
+        if self.ended:
+            raise BlockError(f"its session's worker had ended at an earlier block: {self.ended}")
+        self.wait_ready()
+        try:
+            send(self.requests, {"code": code, "id": block_id, "timed": timed})
+        except OSError:
+            self._wait("done", time.monotonic() + 1.0, seconds)  # says how it ended
+        reply = self._wait("done", time.monotonic() + seconds, seconds)
+        return reply
+
+    def _wait(self, kind: str, deadline: float, seconds: float | None) -> dict[str, Any]:
+        """The next reply, read while the block's limits are checked every ``POLL_S``."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.replies, selectors.EVENT_READ, "replies")
+            selector.register(self.process.stdout, selectors.EVENT_READ, "console")
+            while True:
+                reply = self._next_reply()
+                if reply is not None:
+                    return self._answer(reply, kind)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._time_is_up(selector, seconds)
+                for key, _ in selector.select(min(POLL_S, left)):
+                    if not self._read(key.data):
+                        selector.unregister(key.fileobj)
+                        if key.data == "replies":
+                            self._fail(self._how_it_ended())
+                self._check_memory()
+
+    def _answer(self, reply: dict[str, Any], kind: str) -> dict[str, Any]:
+        said = reply.get("kind")
+        if said == kind:
+            return reply
+        if said == "failed":
+            raise BlockError(reply["summary"], reply.get("where", ""), reply.get("trace", ()))
+        if said == "output-limit":
+            self._fail(
+                f"its output passed the limit of {self.limits.max_output_bytes:,} bytes while "
+                f"it ran ({OUTPUT_SAID}): stopped"
+            )
+        self._fail(f"its worker sent a reply the build does not know: {str(said)[:80]!r}")
+        raise AssertionError  # unreachable: _fail raises
+
+    def _read(self, which: str) -> bool:
+        """Read what is there; False at the end of the pipe."""
+        fd = self.replies if which == "replies" else self.process.stdout.fileno()
+        try:
+            data = os.read(fd, _READ_SIZE)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        if which == "replies":
+            self.buffer += data
+        else:
+            self._forward(data)
+        return True
+
+    def _next_reply(self) -> dict[str, Any] | None:
+        if len(self.buffer) < HEADER_SIZE:
+            return None
+        length = frame_length(bytes(self.buffer[:HEADER_SIZE]))
+        if length > self.limits.max_output_bytes * 6 + REPLY_SLACK_BYTES:  # JSON-escaped
+            self._fail(f"its worker sent a reply of {length:,} bytes, past any output limit")
+        if len(self.buffer) < HEADER_SIZE + length:
+            return None
+        data = bytes(self.buffer[HEADER_SIZE : HEADER_SIZE + length])
+        del self.buffer[: HEADER_SIZE + length]
+        return json.loads(data)
+
+    def _forward(self, data: bytes) -> None:
+        """What the block wrote to stdout or stderr, on the build's stderr, bounded."""
+        self.console_size += len(data)
+        if self.console_size > self.limits.max_output_bytes:
+            self._fail(
+                f"it wrote more than {self.limits.max_output_bytes:,} bytes to stdout and "
+                f"stderr ({OUTPUT_SAID}): stopped"
+            )
+        sys.stderr.write(data.decode("utf-8", "replace"))
+        sys.stderr.flush()
+
+    def _check_memory(self) -> None:
+        used = resident_bytes(self.process.pid)
+        if used > self.limits.memory_bytes:
+            self._fail(f"it used {used / 2**30:.1f} GiB, past {self.limits.memory_said()}")
+
+    def _time_is_up(self, selector: selectors.BaseSelector, seconds: float | None) -> None:
+        if seconds is None:
+            self._fail(f"its worker did not start within {START_TIMEOUT_S:g} s")
+        where: dict[str, Any] = {}
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.process.pid, WHERE_SIGNAL)
+            until = time.monotonic() + WHERE_WAIT_S
+            while not where and time.monotonic() < until:
+                for key, _ in selector.select(POLL_S):
+                    if not self._read(key.data):
+                        selector.unregister(key.fileobj)
+                while (reply := self._next_reply()) is not None and not where:
+                    where = reply if reply.get("kind") == "where" else where
+        self.close()
+        self.ended = f"still running after its time limit of {seconds:g} s ({TIMEOUT_HINT})"
+        raise BlockError(self.ended, where.get("where", ""), tuple(where.get("trace", ())))
+
+    def _how_it_ended(self) -> str:
+        try:
+            status = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "its worker closed its pipe to the build (the block closed it?)"
+        if status < 0:
+            name = _signal_name(-status)
+            crash = " (an abort or a crash)" if -status in (signal.SIGABRT, signal.SIGSEGV) else ""
+            return f"its worker process was ended by {name}{crash}"
+        return (
+            f"its worker process ended with status {status} while it ran (a block may not end "
+            "its process: os._exit, or a crash)"
+        )
+
+    def _fail(self, summary: str) -> None:
+        self.close()
+        self.ended = summary
+        raise BlockError(summary)
+
+    def close(self) -> None:
+        """Kill the worker's whole process group (threads, forks, subprocesses) and reap it.
+        Once only: a descriptor closed twice may close another worker's, opened since."""
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        for closing in (self.requests.close, self.process.stdout.close):
+            with contextlib.suppress(OSError):
+                closing()
+        with contextlib.suppress(OSError):
+            os.close(self.replies)
+        self.ended = self.ended or "its session's worker was closed"
+
+
+def resident_bytes(pid: int) -> int:
+    """Resident memory of process ``pid`` and every process it started (0 once it is gone)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            total += process.memory_info().rss
+    return total
+
+
+class LazyWorker:
+    """A session's worker, taken (``take``) only when one of its blocks must run: a session
+    reused from the cache starts none. ``close`` ends it, if it was taken."""
+
+    def __init__(self, take: Callable[[], Worker]) -> None:
+        self.take, self.worker = take, None
+
+    def __call__(self) -> Worker:
+        if self.worker is None:
+            self.worker = self.take()
+        return self.worker
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+
+@dataclass
+class Workers:
+    """The process's workers: the ones running sessions now, and one started ahead of need.
+
+    Process scope (``state.PROCESS``), so that under ``mkdocs serve`` the spare started for one
+    rebuild serves the next; ``close_sessions`` ends every session's worker at the end of each
+    build, ``close`` the spare too (at the end of ``mkdocs build``)."""
+
+    spare: Worker | None = None
+    running: list[Worker] = field(default_factory=list)
+    spare_for: tuple = ()  # what the spare was started with: a change of these discards it
+    at_exit: bool = False
+
+    def take(self, limits: Limits, package: str, package_dir: str | None) -> Worker:
+        """A worker for a new session (the spare, if it was started alike), and a new spare."""
+        if not self.at_exit:  # an interrupted build too ends its workers
+            atexit.register(self.close)
+            self.at_exit = True
+        wanted = (limits, package, package_dir, tuple(sys.path))
+        worker = self.spare if self.spare and self.spare_for == wanted else None
+        if self.spare is not None and worker is None:
+            self.spare.close()
+        if worker is None or not worker.alive():
+            worker = Worker.start(limits, package, package_dir)
+        self.spare, self.spare_for = Worker.start(limits, package, package_dir), wanted
+        self.running.append(worker)
+        return worker
+
+    def close_sessions(self) -> None:
+        for worker in self.running:
+            worker.close()
+        self.running.clear()
+
+    def close(self) -> None:
+        self.close_sessions()
+        if self.spare is not None:
+            self.spare.close()
+            self.spare = None

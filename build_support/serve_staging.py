@@ -1,0 +1,76 @@
+"""Under ``mkdocs serve``, every page answers while a rebuild runs: the last whole build is
+served until the next one is whole (``hooks/serve_last_build.py`` maps MkDocs' events here).
+
+MkDocs' dev server builds into the folder it serves, after emptying it, so it holds every
+request until the rebuild ends (``LiveReloadServer._serve_request`` waits on its
+``_epoch_cond``): while a block ran for a minute, no page answered for a minute. Here each serve
+rebuild writes into a staging folder beside the served one (``staged``), and only a finished
+build is moved in, file by file (``move_in``); the server is told not to wait for a rebuild
+before it serves a page (``serve_without_waiting``), which is safe now that the served folder
+only ever holds whole builds. Its long poll, which reloads the author's tab once a rebuild is
+shown, still waits as before. A rebuild that fails leaves the last whole build served.
+``mkdocs build`` is untouched: the Makefile stages and swaps its site itself.
+
+This reaches into one private name of MkDocs 1.6's server (``_epoch_cond``), the last of the
+1.x line, and of ProperDocs' fork of it: ``tests/test_block_guard.py`` fails if it moves.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+SUFFIX = ".building"
+# Process scope: MkDocs loads the hooks afresh for every serve rebuild, and says the served
+# folder once (on_serve).
+SERVED: list[Path] = []
+
+
+class _ServeWhatIsThere(threading.Condition):
+    """The server's epoch condition, without the wait a page request makes for a rebuild in
+    progress (its one ``wait_for`` without a timeout); the long poll's waits are kept."""
+
+    def wait_for(self, predicate, timeout=None):
+        if timeout is None:
+            return True
+        return super().wait_for(predicate, timeout)
+
+
+def serve_without_waiting(server) -> None:
+    """Before the server starts: pages are served at once, from the last whole build."""
+    server._epoch_cond = _ServeWhatIsThere()
+    SERVED[:] = [Path(server.root)]
+
+
+def staged(site_dir: str) -> str:
+    """Where a build writes: beside the served folder while serving (the first build runs
+    before the server is told, into the folder itself, while nothing is served yet)."""
+    if SERVED and Path(site_dir) == SERVED[0]:
+        return str(SERVED[0]) + SUFFIX
+    return site_dir
+
+
+def move_in(site_dir: str) -> None:
+    """A finished serve rebuild, moved into the served folder: every file (each move atomic),
+    then out of it what the new build no longer has."""
+    staging = Path(site_dir)
+    if not SERVED or staging != Path(str(SERVED[0]) + SUFFIX):
+        return
+    served = SERVED[0]
+    built = set()
+    for path in sorted(staging.rglob("*")):
+        if path.is_dir():
+            continue
+        relative = path.relative_to(staging)
+        built.add(relative)
+        (served / relative).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, served / relative)
+    for path in sorted(served.rglob("*"), reverse=True):  # files before their folders
+        if path.is_dir():
+            if not any(path.iterdir()):
+                path.rmdir()
+        elif path.relative_to(served) not in built:
+            path.unlink()
+    shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,28 @@
+"""Under ``mkdocs serve``, pages answer while a rebuild runs (a block may run for a minute): the
+last whole build stays served until the next is whole (``build_support/serve_staging.py``).
+Last of the hooks: its ``on_post_build`` moves in what every other hook wrote."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from build_support import serve_staging
+
+
+def on_serve(server, config, builder):
+    serve_staging.serve_without_waiting(server)
+    return server
+
+
+def on_config(config):
+    config.site_dir = serve_staging.staged(config.site_dir)
+    return config
+
+
+def on_post_build(config):
+    serve_staging.move_in(config.site_dir)
