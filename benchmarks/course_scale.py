@@ -43,7 +43,7 @@ BLOCKS = (  # {n}: the page's number, so that every block's code is its own
     "print(len(sequential_vs_parallel_flowchart(BATCH).splitlines()), {n})",
 )
 USES_COUNTING = 2  # of the 8 blocks above
-PRODUCT = 'return _as_count("batch_size", batch_size) * _as_count("feature_count", feature_count)'
+PRODUCT = 'return as_count("batch_size", batch_size) * as_count("feature_count", feature_count)'
 _EXEC_ON = re.compile(r'exec="(?!no"|off"|false"|0")[^"]*"')
 _REPORT = re.compile(r"(\d+) blocks and (\d+) notebooks?: (\d+) ran, (\d+) reused")
 _RAN_ROW = re.compile(r"<tr><td>(course/[^<]*)</td><td><code>[^<]+</code></td><td>ran</td>")

@@ -233,7 +233,7 @@ def test_a_file_a_block_reads(site):
 
 
 def test_a_function_body(site):
-    product = '* _as_count("feature_count", feature_count)\n'
+    product = '* as_count("feature_count", feature_count)\n'
     edit(site, "examples/counting.py", product, product.replace("\n", " + 1\n"))
     out = assert_cached_equals_fresh(site)
     assert "[1, 2, 3, 4] 9" in cached_page(out)

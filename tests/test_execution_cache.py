@@ -120,7 +120,7 @@ def test_a_weight_in_examples_data_reruns_exactly_the_blocks_that_use_examples(p
 
 
 def test_a_function_body_in_examples_reruns_exactly_the_outputs_that_reach_it(project, edit):
-    product = '* _as_count("feature_count", feature_count)\n'
+    product = '* as_count("feature_count", feature_count)\n'
     edit("examples/counting.py", product, product.replace("\n", " + 1\n"))
     rows, site = build(project)
     # Every other output imports the package, so runs counting.py's module-level statements,
@@ -245,8 +245,8 @@ def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_
         counting = project / "examples/counting.py"
         counting.write_text(
             counting.read_text().replace(
-                '* _as_count("feature_count", feature_count)\n',
-                '* _as_count("feature_count", feature_count) + 1000\n',
+                '* as_count("feature_count", feature_count)\n',
+                '* as_count("feature_count", feature_count) + 1000\n',
                 1,
             )
         )
