@@ -21,6 +21,7 @@ pre-import and what a block imports itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -108,6 +109,7 @@ class Worker:
         self.code = ""
         self.block_id = ""
         self.in_block = False
+        self.read_ahead: set[str] = set()  # read while importing ahead (``main``)
         self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -143,7 +145,8 @@ class Worker:
                 "the build could not describe where it ran: " + (described["summary"])
             )
             return {"kind": "failed"} | described
-        reads_said = {"read": sorted(opened.read), "written": sorted(opened.written)}
+        read = opened.read | self.read_ahead
+        reads_said = {"read": sorted(read), "written": sorted(opened.written)}
         return {"kind": "done", "output": output.text()} | said | reads_said
 
     def where_it_ran(self) -> str:
@@ -243,9 +246,14 @@ def main(config: dict[str, Any]) -> None:
     (or kills the process group)."""
     requests = os.fdopen(config["requests_fd"], "rb")
     replies = os.fdopen(config["replies_fd"], "wb")
-    for name in config["preimport"]:
-        __import__(name)
     worker = Worker(config, replies)
+    # What importing ahead reads (matplotlib's rc files, say) is read for every block it serves:
+    # the build digests it with each block's own reads, as if the block had imported it.
+    with reads.recorded(worker.package_dir) as opened:
+        for name in config["preimport"]:
+            with contextlib.suppress(ImportError):  # an extra that is not installed: on use
+                __import__(name)
+    worker.read_ahead = opened.read - opened.written
     signal.signal(WHERE_SIGNAL, worker.say_where)
     send(replies, {"kind": "ready", "pid": os.getpid()})
     while (request := _receive(requests)) is not None:

@@ -47,7 +47,9 @@ from .limits import OUTPUT_SAID, TIMEOUT_HINT
 POLL_S = 0.1  # how often a running block's memory is read
 WHERE_WAIT_S = 1.0  # past its time limit, how long a block's worker may take to say where it is
 START_TIMEOUT_S = 300.0  # a worker that has not imported jax by then is stuck
-PREIMPORT = ("numpy", "jax", "jax.numpy")
+# Imported ahead of need by every worker: never the course package, whose reach is in each
+# block's key; matplotlib's pyplot takes ~0.6 s to import here, as long as jax.
+PREIMPORT = ("numpy", "jax", "jax.numpy", "matplotlib.pyplot")
 REPLY_SLACK_BYTES = 1024 * 1024  # a reply's JSON beside the output it carries
 _READ_SIZE = 65536
 
