@@ -90,6 +90,19 @@ def test_versions_named_in_captions_are_no_difference(tmp_path):
     assert report(*same) == []  # check-upstream: "same"
 
 
+def test_the_wheels_digest_in_a_highlighted_install_line_is_no_difference(tmp_path):
+    """Each Python builds its own wheel (its metadata names the versions): the install box's
+    ``#sha256=`` differs, as highlighting shows it, with the ``=`` in a span of its own."""
+    line = 'pip install https://x/a.whl#sha256<span class="o">=</span>{}'
+    same = [
+        _site(tmp_path / side, OLD, line.format(digit * 64))
+        for side, digit in (("a", "3"), ("b", "9"))
+    ]
+    assert differences(*same, ("Python 3.11", "Python 3.13"), without_versions) == []
+    other = _site(tmp_path / "c", OLD, line.format("9" * 64).replace("a.whl", "b.whl"))
+    assert differences(same[0], other, ("Python 3.11", "Python 3.13"), without_versions) != []
+
+
 def test_an_output_that_changes_is_named_by_page_and_block(tmp_path):
     a, b = _site(tmp_path / "a", OLD, "0.25"), _site(tmp_path / "b", NEW, "0.250001")
     (found,) = report(a, b)

@@ -31,7 +31,8 @@ EXCLUDED = {
 }
 _NUMBER = re.compile(r"\d[\d,.]*(?:e[-+]?\d+)?")
 _VERSION_NAMED = re.compile(r"""\b(Python|jax|jaxlib|numpy)("?:? "?| )\d+(?:\.\d+)+""")
-_DIGEST = re.compile(r"\bsha256=[\w-]+(?:,\d+)?")
+# ``sha256=<hex>``, and as a highlighted install line shows it (``sha256<span class="o">=</span>``).
+_DIGEST = re.compile(r"\bsha256(?:<[^>]+>)*=(?:<[^>]+>)*[\w-]+(?:,\d+)?")
 _MACHINE = re.compile(r"(?:on this build|on the machine that built it then): (.*?)(?:\. Reused|$)")
 
 
