@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .. import settings
 from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SAID
-from .workers import POLL_S, resident_bytes
+from .workers import POLL_S, memory_cap_said, resident_bytes
 
 
 class NotebookError(Exception):
@@ -93,8 +93,8 @@ class KernelLimits:
         while not self.stop.wait(POLL_S):
             used = resident_bytes(self.pid)
             if used > self.memory_bytes:
-                cap = f"{self.memory_bytes / 2**30:g} GiB ({MEMORY_SETTING})"
-                self.exceeded(f"used {used / 2**30:.1f} GiB, past its memory cap of {cap}")
+                cap = memory_cap_said(self.memory_bytes, MEMORY_SETTING)
+                self.exceeded(f"used {used / 2**30:.1f} GiB, past {cap}")
 
     def output(self, message: dict) -> None:
         """Count one output the kernel sent; past the limit, stop the kernel."""

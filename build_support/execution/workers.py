@@ -71,7 +71,12 @@ class Limits:
     memory_setting: str  # how the memory cap is set, for the failure that names it
 
     def memory_said(self) -> str:
-        return f"its memory cap of {self.memory_bytes / 2**30:g} GiB ({self.memory_setting})"
+        return memory_cap_said(self.memory_bytes, self.memory_setting)
+
+
+def memory_cap_said(memory_bytes: float, setting: str) -> str:
+    """How a failure names the memory cap, for a block's worker and a notebook's kernel."""
+    return f"its memory cap of {memory_bytes / 2**30:g} GiB ({setting})"
 
 
 def _signal_name(number: int) -> str:
@@ -155,12 +160,18 @@ class Worker:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._time_is_up(selector, seconds)
-                for key, _ in selector.select(min(POLL_S, left)):
-                    if not self._read(key.data):
-                        selector.unregister(key.fileobj)
-                        if key.data == "replies":
-                            self._fail(self._how_it_ended())
+                if "replies" in self._pump(selector, min(POLL_S, left)):
+                    self._fail(self._how_it_ended())
                 self._check_memory()
+
+    def _pump(self, selector: selectors.BaseSelector, timeout: float) -> set[str]:
+        """Read what the pipes hold within ``timeout``; the names of those that ended."""
+        ended = set()
+        for key, _ in selector.select(timeout):
+            if not self._read(key.data):
+                selector.unregister(key.fileobj)
+                ended.add(key.data)
+        return ended
 
     def _answer(self, reply: dict[str, Any], kind: str) -> dict[str, Any]:
         said = reply.get("kind")
@@ -227,9 +238,7 @@ class Worker:
             os.kill(self.process.pid, WHERE_SIGNAL)
             until = time.monotonic() + WHERE_WAIT_S
             while not where and time.monotonic() < until:
-                for key, _ in selector.select(POLL_S):
-                    if not self._read(key.data):
-                        selector.unregister(key.fileobj)
+                self._pump(selector, POLL_S)
                 while (reply := self._next_reply()) is not None and not where:
                     where = reply if reply.get("kind") == "where" else where
         self.close()
