@@ -120,6 +120,15 @@ def section_of(page: str, root: Path = ROOT, known: list[Section] | None = None)
     return max(held, key=lambda one: len(one.slug)) if held else None
 
 
+def notebooks_of(one: Section, root: Path = ROOT) -> list[str]:
+    """The notebooks (jupytext, ``docs/notebooks/*.py``) that belong to section ``one``, relative
+    to docs/."""
+    found = sorted((root / "docs" / "notebooks").glob("*.py"))
+    pages = [path.relative_to(root / "docs").as_posix() for path in found]
+    known = sections(root)
+    return [page for page in pages if section_of(page, known=known) == one]
+
+
 def by_id(section_id: str, root: Path = ROOT) -> Section:
     """The section with ID ``section_id``; ``KeyError`` naming the known ones."""
     found = {one.id: one for one in sections(root)}
