@@ -304,7 +304,6 @@ def test_every_notebooks_key_holds_only_what_it_reaches_of_the_package(tmp_path)
     assert keys() == before
 
 
-
 def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_path):
     project = copy_project(tmp_path / "project")
     notebook = project / "docs" / NOTEBOOK
