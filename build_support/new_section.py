@@ -67,7 +67,7 @@ description: Section {id} of the deep-learning course, {title}.
 {install_box}
 This section's text comes here; each output below is computed when the site is built.
 
-```python exec="on" id="{slug}-first-rows"
+```python exec="on" source="above" result="text" id="{slug}-first-rows"
 from examples import {function}
 
 print({function}(2))

@@ -38,7 +38,7 @@ COLAB = "https://colab.research.google.com/github/"
 BLOCK = """
 A batch is rows of the same length, stacked: its shape is rows by features.
 
-```python exec="on" id="p5-9-2-batch-shape"
+```python exec="on" source="above" result="text" id="p5-9-2-batch-shape"
 import numpy as np
 
 from examples import batches_and_tensors_rows
