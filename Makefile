@@ -26,8 +26,8 @@ export UV_LINK_MODE := copy
 # The switches every build runs with, exported from their one home (each says why it is set):
 # build_support/build_command.py, which check-cache and the tests' builds read too.
 $(foreach switch,$(shell $(PYTHON) -m build_support.build_command env),$(eval export $(switch)))
-# The version is written once, in the section page's front matter (the page: pyproject.toml's
-# [tool.course]); publishing reads it there. Read only by the targets that use it.
+# The release's version is written once, pyproject.toml's [tool.course] release (each section's own
+# version is in its page's front matter); publishing reads it there. Read only where used.
 VERSION = $(shell $(PYTHON) -m build_support.section version)
 
 # BUILDER=properdocs (make build, serve or publish): build with ProperDocs, the maintained fork of
@@ -44,17 +44,17 @@ endif
 # make publish always does. Both are settings of the build: mkdocs.yml's extra.build.
 FRESH ?=
 
-.PHONY: setup browser serve build check-cache check-pythons check-upstream test test-tools lint bench publish print-version clean
+.PHONY: setup browser serve build check-cache check-pythons check-upstream test test-tools lint bench publish print-version clean new-section
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
 
 # --compile-bytecode: where PYTHONDONTWRITEBYTECODE is set (CI containers, this sandbox), every
 # build would otherwise compile its ~1,400 imported modules from source: 2.5 s of a 9 s build.
-# The editable install's metadata comes from hatch_build.py, which reads the version from the
-# section page (build_support/section.py). A page edit does not re-sync (the tests' copies would
-# re-point the editable install at themselves); after changing the version, run `uv sync` (or
-# touch pyproject.toml).
+# The editable install's metadata comes from hatch_build.py, which reads the release from
+# pyproject.toml and the sections from their pages (build_support/section.py). A page edit does
+# not re-sync (the tests' copies would re-point the editable install at themselves); after
+# changing a section's version, run `uv sync` (or touch pyproject.toml).
 $(VENV)/.synced: $(VENV_MADE) pyproject.toml uv.lock hatch_build.py build_support/section.py
 	$(BIN)/uv sync --locked --compile-bytecode --python $(BIN)/python
 	@touch $@
@@ -160,6 +160,11 @@ publish: setup
 
 print-version:
 	@echo $(VERSION)
+
+## new-section: ID=P5-9.2 TITLE="Batches And Tensors": a new section's page, module, test and
+## entries (build_support/new_section.py; ADDING-A-SECTION.md says what to write next)
+new-section: setup
+	$(BIN)/python -m build_support.new_section "$(ID)" "$(TITLE)"
 
 ## clean: remove the built site and every cache (.cache/; the store's entries at $COURSE_CACHE_DIR)
 # The store's own command deletes only the files of its layout: COURSE_CACHE_DIR may name a

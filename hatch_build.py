@@ -1,11 +1,13 @@
-"""The wheel's version and summary, read from the section page's front matter at build time,
-and the book's expected outputs, put into the wheel when the site build passes them in.
+"""The wheel's version, summary and URLs, read from the course model at build time, and the
+book's expected outputs, put into the wheel when the site build passes them in.
 
-The version is written once, as ``version:`` in the section page (the page header, ``make
-publish`` and mike's version folder read it there too); the wheel takes it from there, through
-``build_support/section.py``, the one reader of both, so the wheel a version folder serves always
-carries that folder's version. hatchling builds in an environment of its own, where the project
-is not importable: the reader is loaded by its path.
+The wheel's version is the release's (``[tool.course] release``: ``make publish`` and mike's
+version folder read it there too), so the wheel a version folder serves always carries that
+folder's version. It holds every section at the section's own version: the summary names each,
+and each has a Project-URL labelled with its ID and version (``P5-9.1 v2026.07.20``), its page
+in the release, which ``examples.about`` reads. All of it comes through
+``build_support/section.py``, the one reader of the course model; hatchling builds in an
+environment of its own, where the project is not importable: the reader is loaded by its path.
 
 The extras are written here too (``optional-dependencies`` is dynamic): ``charts``, and the GPU
 extra (``[tool.course] gpu-extra``), derived from the jax pins of ``[project] dependencies``, one
@@ -30,7 +32,6 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 SECTION_READER = Path("build_support") / "section.py"
-SECTION = "P5-9.1 'GPUs And Parallel Processing'"
 EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # set by hooks/wheel.py
 EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples/verify.py
 # Charts on the site are drawn with matplotlib; the scoring code itself needs only jax and numpy.
@@ -64,19 +65,30 @@ def optional_dependencies(dependencies: list[str], gpu_extra: str) -> dict[str, 
     return {"charts": CHARTS, gpu_extra: gpu}
 
 
+def summary(sections: list, release: str) -> str:
+    """The wheel's one-line summary: every section, with its own version, and the release."""
+    named = "; ".join(f"{one.title} ({one.version})" for one in sections) or "no section yet"
+    return f"Live code for the course sections {named}; course release {release}."
+
+
+def section_urls(sections: list, release_url: str) -> dict[str, str]:
+    """One Project-URL per section: labelled with its ID and version, its page in the release."""
+    return {f"{one.id} {one.version}": f"{release_url}{one.name}/" for one in sections}
+
+
 class CustomMetadataHook(MetadataHookInterface):
     def update(self, metadata: dict) -> None:
-        section = section_reader(Path(self.root))
-        version = section.version(Path(self.root))
-        metadata["version"] = str(Version(version))  # PEP 440: v2026.07.20 -> 2026.7.20
-        metadata["description"] = (
-            f"Live code for course section {SECTION}, version {version}: scoring a batch one by "
-            "one and with JAX jit + vmap."
-        )
-        # The site is the project's home; the version folder holds this version's pages and wheel.
-        home = section.site_url(Path(self.root))
-        metadata["urls"] = {"Homepage": home, "Documentation": f"{home}{version}/"}
-        extra = section.gpu_extra(Path(self.root))
+        root = Path(self.root)
+        section = section_reader(root)
+        release, sections = section.release(root), section.sections(root)
+        metadata["version"] = str(Version(release))  # PEP 440: v2026.07.20 -> 2026.7.20
+        metadata["description"] = summary(sections, release)
+        # The site is the project's home; the version folder holds this release's pages and wheel.
+        home = section.site_url(root)
+        documentation = f"{home}{release}/"
+        urls = {"Homepage": home, "Documentation": documentation}
+        metadata["urls"] = urls | section_urls(sections, documentation)
+        extra = section.gpu_extra(root)
         metadata["optional-dependencies"] = optional_dependencies(metadata["dependencies"], extra)
 
 

@@ -1,27 +1,75 @@
-"""The course section this project publishes: its page, the version the page's front matter
-holds, the package the pages run, and the address the site is published at.
+"""The course model: which pages are sections, each section's version, this release of the site,
+the package the pages run, and the address the site is published at.
 
-pyproject.toml's ``[tool.course]`` names the page (``section-page``) and the wheel's GPU extra
-(``gpu-extra``); ``version:`` in the page's front matter is the one place the version is
-written (the page header shows it, mike deploys it as a folder, the wheel carries it).
-Everything that needs one of these reads it here: hatch_build.py (the wheel's metadata: it
-loads this file by its path, since hatchling's isolated build cannot import the project),
-hooks/wheel.py (the install lines), the Makefile (make publish), the tests and the benchmarks.
-Standard library only.
+- **A section** is a page ``docs/<name>.md`` whose front matter has ``section_id`` (``P5-9.1``)
+  and ``version`` (``v2026.07.20``), titled by its ``# `` line. Nothing else lists sections:
+  adding the page adds the section (``python -m build_support.new_section`` writes one).
+- **A page belongs to a section** when it is the section's page, or its file name starts with
+  the section's slug and a hyphen (``p5-9-1-measured.md``, ``notebooks/p5-9-1-practice-in-jax.py``
+  belong to P5-9.1): its install box, Colab link and notebook set-up are that section's.
+- **The release** is this version of the whole site: ``[tool.course] release`` in
+  pyproject.toml. mike deploys it as a folder; the readers' wheel carries its version and holds
+  every section at the section's own version (in its metadata: one Project-URL per section,
+  labelled with the section's ID and version).
 
-    python -m build_support.section version   # v2026.07.20 (make publish, make print-version)
+The rule every page keeps: the version a section's header shows is the version its install box
+names, its Colab link opens (the notebook of the release that holds it) and ``verify`` compares
+(the block's section and version, from the wheel's expected outputs). Pages of no section name
+the release.
+
+Everything that needs one of these reads it here: hatch_build.py (it loads this file by its
+path, since hatchling's isolated build cannot import the project), the hooks, the Makefile
+(make publish), the tests and the benchmarks. Standard library only.
+
+    python -m build_support.section version    # the release: v2026.07.20 (make publish)
+    python -m build_support.section sections   # one line per section: ID, version, page
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import tomllib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 _SITE_URL = re.compile(r"^site_url: *['\"]?([^'\"\s#]+)", re.MULTILINE)
-_VERSION = re.compile(r"\A---\n.*?^version: *(\S+)$.*?^---$", re.MULTILINE | re.DOTALL)
+_FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+_FIELD = re.compile(r"^(\w+): *(.*?) *$", re.MULTILINE)
+_TITLE = re.compile(r"^# +(.+?) *$", re.MULTILINE)
+_SECTION_ID = re.compile(r"^P\d+(?:-\d+)*(?:\.\d+)*$")
+
+
+class Section(NamedTuple):
+    """One section of the course, as its page's front matter and title say. (A NamedTuple, not
+    a dataclass: hatch_build.py loads this module by its path, outside ``sys.modules``.)"""
+
+    id: str  # P5-9.1
+    version: str  # v2026.07.20
+    title: str  # the page's ``# `` line: P5-9.1 GPUs And Parallel Processing
+    page: str  # its Markdown, relative to docs/: p5-9-1-gpus-and-parallel-processing.md
+
+    @property
+    def slug(self) -> str:
+        """The ID as file names start with it: ``p5-9-1``."""
+        return slug(self.id)
+
+    @property
+    def name(self) -> str:
+        """The page's name, as its folder in the built site names it (no ``.md``)."""
+        return PurePosixPath(self.page).stem
+
+    def holds(self, page: str) -> bool:
+        """Whether ``page`` (relative to docs/) belongs to this section."""
+        name = PurePosixPath(page).name
+        return page == self.page or name.startswith(f"{self.slug}-")
+
+
+def slug(section_id: str) -> str:
+    """``P5-9.2`` as a file name starts with it: ``p5-9-2``."""
+    return re.sub(r"[^a-z0-9]+", "-", section_id.lower()).strip("-")
 
 
 def _pyproject(root: Path) -> dict:
@@ -29,15 +77,73 @@ def _pyproject(root: Path) -> dict:
     return tomllib.loads((root / "pyproject.toml").read_text())
 
 
-def page_path(root: Path = ROOT) -> Path:
-    """The section page, relative to the project's ``root``: ``docs/<name>.md``."""
-    table = _pyproject(root)["tool"]["course"]
-    return Path(table["section-page"])
+def front_matter(text: str) -> dict[str, str]:
+    """The ``key: value`` lines of a page's front matter (none: ``{}``)."""
+    match = _FRONT_MATTER.match(text)
+    return {key: value.strip("'\"") for key, value in _FIELD.findall(match[1])} if match else {}
 
 
-def page_name(root: Path = ROOT) -> str:
-    """The section page's name, as its folder in the built site names it (no ``.md``)."""
-    return page_path(root).stem
+def read_section(path: Path, docs: Path) -> Section | None:
+    """The section whose page is ``path``, or None where its front matter has no
+    ``section_id``; ``ValueError`` naming the page where the section is not whole."""
+    text = path.read_text()
+    meta = front_matter(text)
+    if "section_id" not in meta:
+        return None
+    page = path.relative_to(docs).as_posix()
+    if not _SECTION_ID.match(meta["section_id"]):
+        raise ValueError(f"docs/{page}: section_id {meta['section_id']!r} is not like P5-9.1")
+    if not meta.get("version"):
+        raise ValueError(f"docs/{page}: front matter has section_id but no version")
+    title = _TITLE.search(text[_FRONT_MATTER.match(text).end() :])
+    if title is None:
+        raise ValueError(f"docs/{page}: a section page needs a '# Title' line")
+    return Section(meta["section_id"], meta["version"], title[1], page)
+
+
+def sections(root: Path = ROOT) -> list[Section]:
+    """Every section of the course this project publishes, by ID: each page of ``docs/`` whose
+    front matter has ``section_id``. ``ValueError`` where two pages claim one ID."""
+    docs = root / "docs"
+    found = [read_section(path, docs) for path in sorted(docs.glob("*.md"))]
+    found = sorted((one for one in found if one is not None), key=lambda one: one.id)
+    for first, second in itertools.pairwise(found):
+        if first.id == second.id:
+            raise ValueError(f"section {first.id}: two pages, {first.page} and {second.page}")
+    return found
+
+
+def section_of(page: str, root: Path = ROOT, known: list[Section] | None = None) -> Section | None:
+    """The section ``page`` (relative to docs/) belongs to, or None (the home page, the glossary,
+    the Build report). ``known``: the sections, where the caller has read them."""
+    held = [one for one in (known if known is not None else sections(root)) if one.holds(page)]
+    return max(held, key=lambda one: len(one.slug)) if held else None
+
+
+def notebooks_of(one: Section, root: Path = ROOT) -> list[str]:
+    """The notebooks (jupytext, ``docs/notebooks/*.py``) that belong to section ``one``, relative
+    to docs/."""
+    found = sorted((root / "docs" / "notebooks").glob("*.py"))
+    pages = [path.relative_to(root / "docs").as_posix() for path in found]
+    known = sections(root)
+    return [page for page in pages if section_of(page, known=known) == one]
+
+
+def by_id(section_id: str, root: Path = ROOT) -> Section:
+    """The section with ID ``section_id``; ``KeyError`` naming the known ones."""
+    found = {one.id: one for one in sections(root)}
+    if section_id not in found:
+        raise KeyError(f"no section {section_id}; known: {', '.join(found) or 'none'}")
+    return found[section_id]
+
+
+def release(root: Path = ROOT) -> str:
+    """This release of the site, as mike deploys it and the wheel carries it (``v2026.07.20``):
+    ``[tool.course] release`` in pyproject.toml."""
+    return _pyproject(root)["tool"]["course"]["release"]
+
+
+version = release  # the version make publish deploys and the wheel carries: the release's
 
 
 def package_name(root: Path = ROOT) -> str:
@@ -76,20 +182,15 @@ def gpu_extra(root: Path = ROOT) -> str:
     return _pyproject(root)["tool"]["course"]["gpu-extra"]
 
 
-def version(root: Path = ROOT) -> str:
-    """The ``version:`` in the section page's front matter, as written (``v2026.07.20``);
-    ``ValueError`` where there is none."""
-    page = page_path(root)
-    match = _VERSION.search((root / page).read_text())
-    if match is None:
-        raise ValueError(f"no 'version:' in the front matter of {page}")
-    return match[1]
-
-
 if __name__ == "__main__":
-    if sys.argv[1:] != ["version"]:
-        raise SystemExit("usage: python -m build_support.section version")
+    command = sys.argv[1:]
     try:
-        print(version(Path.cwd()))
+        if command == ["version"]:
+            print(release(Path.cwd()))
+        elif command == ["sections"]:
+            for one in sections(Path.cwd()):
+                print(f"{one.id} {one.version} docs/{one.page}")
+        else:
+            raise SystemExit("usage: python -m build_support.section version|sections")
     except (OSError, KeyError, ValueError) as error:
         raise SystemExit(f"build_support.section: {error!r}") from None

@@ -1,4 +1,5 @@
-"""Live code for course section P5-9.1 "GPUs And Parallel Processing".
+"""Live code for the course's sections (``python -m examples --version`` names each, with its
+version); first, P5-9.1 "GPUs And Parallel Processing".
 
 The same risk score, computed line by line in plain Python and for the whole batch at once
 with ``jax.jit(jax.vmap(...))`` on whatever backend JAX finds; many weight settings in one call;

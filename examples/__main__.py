@@ -7,7 +7,8 @@ python -m examples verify        run every block the book shows with its output 
                                  block ids given after it): does this machine print the same?
 python -m examples sweep         time K weight settings tried one by one and at once on this
                                  machine, beside the sweep recorded on a GPU when one ships
-python -m examples --version     name the section, this package's version and its site
+python -m examples --version     name every section with its version, this package's
+                                 version and its site
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     main_parser.add_argument(
-        "--version", action="store_true", help="name the section, this version and its site"
+        "--version",
+        action="store_true",
+        help="name every section with its version, this version and its site",
     )
     commands = main_parser.add_subparsers(
         dest="command", metavar="<command>", help=argparse.SUPPRESS, parser_class=_Parser

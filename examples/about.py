@@ -1,4 +1,9 @@
-"""What this package is: the section it belongs to, its version, and the site it came from."""
+"""What this package is: the course sections it holds, each at its own version, the release it
+came with, and the site it came from.
+
+The wheel's metadata names each section in a Project-URL labelled with the section's ID and
+version (``P5-9.1 v2026.07.20``, its page in the release: hatch_build.py, from the course model
+in build_support/section.py); nothing here names a section."""
 
 from __future__ import annotations
 
@@ -9,18 +14,20 @@ from importlib.metadata import PackageNotFoundError, distribution, metadata
 DISTRIBUTION = "dl-course-p5-9-1"
 """The distribution's name; the import name is ``examples`` (PyPI's ``examples`` is unrelated)."""
 
-SECTION = "P5-9.1 GPUs And Parallel Processing"
+_SITE_LABELS = ("Homepage", "Documentation")
 
 
 def about() -> str:
-    """One line naming the section, this package's version and its version of the site."""
+    """One line naming every section with its version (``P5-9.1 v2026.07.20``), this package's
+    version and its release's folder of the site."""
     try:
         meta = metadata(DISTRIBUTION)
     except PackageNotFoundError:  # imported from a checkout without installing it
-        return f"{SECTION} · examples (not installed: version unknown)"
+        return "examples (not installed: its sections and version unknown)"
     urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or [])
     site = urls.get("Documentation", urls.get("Homepage", "no site in the metadata"))
-    return f"{SECTION} · {DISTRIBUTION} {meta['Version']} · {site}"
+    sections = ", ".join(label for label in urls if label not in _SITE_LABELS) or "no section"
+    return f"{sections} · {DISTRIBUTION} {meta['Version']} · {site}"
 
 
 def gpu_install_line() -> str:

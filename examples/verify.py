@@ -140,6 +140,19 @@ def environment_lines(book: dict[str, str], here: dict[str, str]) -> list[str]:
     return lines
 
 
+def versions_of(expected: dict, blocks: list[dict]) -> str:
+    """The versions ``blocks`` are compared at: each one's section at its own version, as the
+    section's header shows it (``P5-9.1 v2026.07.20``), else the release's (``version v…``)."""
+    sections = expected.get("sections", {})
+    named = [
+        f"{block['section']} {sections[block['section']]}"
+        if block.get("section") in sections
+        else f"version {expected['version']}"
+        for block in blocks
+    ]
+    return ", ".join(dict.fromkeys(named)) or f"version {expected['version']}"
+
+
 def verify(expected: dict, only: list[str] | None = None, run=run_block, out=print) -> int:
     """Check every block in ``expected`` (or only the ids in ``only``); 1 when one differs."""
     blocks = expected["blocks"]
@@ -158,7 +171,7 @@ def verify(expected: dict, only: list[str] | None = None, run=run_block, out=pri
         prints = "prints timings is" if timed == 1 else "print timings are"
         listed = f"; the {timed} that {prints} listed, not compared"
     out(
-        f"Running the {compared} {each} of version {expected['version']} shown with "
+        f"Running the {compared} {each} of {versions_of(expected, blocks)} shown with "
         f"{'its' if compared == 1 else 'their'} output, each in a fresh Python "
         f"({sys.executable}){listed}:"
     )

@@ -7,7 +7,9 @@ that ``hooks/notebook_download.py`` writes beside each notebook page, so the lin
 opens that version's notebook (its first cell installs that version's wheel).
 
 Where ``repo_url`` in mkdocs.yml names a GitHub repository, the link goes on each notebook page
-(after its download links) and at the end of the section page's install box. Anywhere else (no
+(after its download links) and at the end of the install box of the page of the section the
+notebook belongs to (``build_support.section.section_of``: ``notebooks/p5-9-1-….py`` belongs to
+P5-9.1), and of no other section. Anywhere else (no
 ``repo_url``, another host) no link is shown, and the build says why in one INFO line.
 """
 
@@ -30,15 +32,16 @@ _INSTALL_BOX = re.compile(r"^!!! .*\binstall-box\b.*$", re.MULTILINE)
 
 
 class ColabLinks:
-    """One build's: the GitHub repository (``owner/repo``) or None, the version mike deploys,
-    the section page's path in ``docs/``, and each notebook's ``.ipynb`` path in the built site
+    """One build's: the GitHub repository (``owner/repo``) or None, the release mike deploys
+    (the folder that holds every section's notebook), the course's sections, and for each
+    section page (its path in ``docs/``) the ``.ipynb`` paths of its notebooks in the built site
     (``notebooks/x/x.ipynb``, set by ``on_files``)."""
 
-    def __init__(self, repository: str | None = None, version: str = "", section_page: str = ""):
+    def __init__(self, repository: str | None = None, version: str = "", sections=()):
         self.repository = repository
         self.version = version
-        self.section_page = section_page
-        self.notebooks: list[str] = []
+        self.sections = list(sections)
+        self.notebooks: dict[str, list[str]] = {}
 
     def url(self, ipynb: str) -> str:
         return f"{COLAB}{self.repository}/blob/gh-pages/{self.version}/{ipynb}"
@@ -63,8 +66,7 @@ def on_config(config):
     global _state
     repository = github_repository(config.repo_url)
     project = Path(config.config_file_path).parent
-    page = section.page_path(project).relative_to("docs").as_posix()
-    _state = ColabLinks(repository, section.version(project), page)
+    _state = ColabLinks(repository, section.release(project), section.sections(project))
     if repository is None:
         why = "is not set" if not config.repo_url else f"({config.repo_url}) is not on GitHub"
         log.info(
@@ -77,11 +79,12 @@ def on_config(config):
 
 def on_files(files, config):
     # mkdocs-jupyter (a plugin: it runs before the hooks) has made its notebooks pages.
-    _state.notebooks = [
-        notebook_ipynb(file.dest_uri, file.src_uri)
-        for file in files
-        if isinstance(file, NotebookFile)
-    ]
+    _state.notebooks = {}
+    for file in files:
+        held = section.section_of(file.src_uri, known=_state.sections)
+        if isinstance(file, NotebookFile) and held is not None:
+            ipynb = notebook_ipynb(file.dest_uri, file.src_uri)
+            _state.notebooks.setdefault(held.page, []).append(ipynb)
     return files
 
 
@@ -108,13 +111,13 @@ def with_box_links(markdown: str, lines: list[str]) -> str:
 
 
 def on_page_markdown(markdown, page, config, files):
-    if _state.repository is None or page.file.src_uri != _state.section_page:
+    if _state.repository is None or page.file.src_uri not in _state.notebooks:
         return markdown
     lines = [
         f"No NVIDIA GPU here? [Open this version's notebook in Colab]({_state.url(ipynb)}), "
         "choose a GPU runtime (*Runtime > Change runtime type*), and run it: its first cell "
         "installs this version's package there, with the GPU line."
-        for ipynb in _state.notebooks
+        for ipynb in _state.notebooks[page.file.src_uri]
     ]
     return with_box_links(markdown, lines)
 

@@ -25,8 +25,9 @@ source) becomes:
   (``gpu_requirement``);
 - ``url``: the wheel's published address;
 - ``wheel``: the wheel's file name, which is also a link to it from a page in ``docs/``;
-- ``version``: the version, as the section page's front matter and mike's folder name it
-  (``build_support.section``);
+- ``version``: on a page of a section (``build_support.section.section_of``), that section's
+  version, as its header shows it; on any other page, the release's, as mike's folder names it
+  (the wheel, of the release, holds every section at its own version);
 - ``sha256``: the wheel's SHA-256 (``Wheel.sha256``);
 - ``python``: the Pythons the wheel's metadata accepts, in words (``3.11 to 3.15``: its
   ``Requires-Python``, ``wheel_build.python_range``).
@@ -79,6 +80,7 @@ class ThisBuild:
     def __init__(self, project: Path, version: str, folder_url: str, install: dict[str, str]):
         self.project, self.version, self.folder_url = project, version, folder_url
         self.install = install
+        self.sections: list[section.Section] = []
         self.file: File | None = None
         self.wheel: Wheel | None = None
 
@@ -91,9 +93,15 @@ class ThisBuild:
             text = text.replace(token, known[name])
         return text
 
-    def built_install(self) -> dict[str, str]:
-        """The values of ``{{ install.name }}`` once the wheel is built."""
-        return {name: self.after_build(value) for name, value in self.install.items()}
+    def built_install(self, page: str) -> dict[str, str]:
+        """The values of ``{{ install.name }}`` on ``page`` once the wheel is built."""
+        return {name: self.after_build(value) for name, value in self.install_on(page).items()}
+
+    def install_on(self, page: str) -> dict[str, str]:
+        """The values of ``{{ install.name }}`` on ``page`` (relative to docs/): ``version`` is
+        its section's, where it belongs to one, else the release's."""
+        held = section.section_of(page, known=self.sections)
+        return self.install if held is None else dict(self.install, version=held.version)
 
 
 _this_build: ThisBuild | None = None  # made anew by each build's on_config
@@ -116,8 +124,9 @@ def version_folder_url(
         return f"{site_url.rstrip('/')}/{version}/"
     if deployed != version:
         raise PluginError(
-            f"wheel: mike deploys the folder {deployed!r}, but the section page says version "
-            f"{version!r}: the install line would not match the wheel the folder serves"
+            f"wheel: mike deploys the folder {deployed!r}, but the release is {version!r} "
+            "([tool.course] release in pyproject.toml): the install line would not match the "
+            "wheel the folder serves"
         )
     return site_url.rstrip("/") + "/"
 
@@ -127,9 +136,9 @@ def on_config(config):
     if not (project / "pyproject.toml").is_file():
         raise PluginError(f"wheel: no pyproject.toml beside {config.config_file_path}")
     try:
-        version = section.version(project)
+        version, sections = section.release(project), section.sections(project)
     except (OSError, KeyError, ValueError) as error:
-        raise PluginError(f"wheel: the section page's version: {error!r}") from None
+        raise PluginError(f"wheel: the course model: {error!r}") from None
     deployed = settings.deployed_version()
     folder_url = version_folder_url(config.site_url, version, deployed, state.PROCESS.serving)
     name = wheel_name(project, version)
@@ -141,6 +150,7 @@ def on_config(config):
     install.update(gpu_requirement=gpu, gpu_command=f'python -m pip install "{gpu}"')
     global _this_build
     _this_build = ThisBuild(project, version, folder_url, install)
+    _this_build.sections = sections
     return config
 
 
@@ -164,7 +174,8 @@ def on_files(files, config):
 def on_env(env, config, files):
     """Every page's blocks have run: build the wheel with their expected outputs."""
     this = _this_build
-    expected = json.dumps(_expected_outputs(this.version), indent=1, sort_keys=True).encode()
+    outputs = with_sections(_expected_outputs(this.version), this.sections)
+    expected = json.dumps(outputs, indent=1, sort_keys=True).encode()
     digest = wheel_digest(this.project, this.version, this.folder_url, expected)
     key, cache = key_of(digest, builder_version()), Cache.for_project("wheel", this.project)
     with tempfile.TemporaryDirectory(prefix="expected-outputs-") as folder:
@@ -190,6 +201,17 @@ def _expected_outputs(version: str) -> dict:
     return record.expected_outputs(outputs, version, current_environment)
 
 
+def with_sections(expected: dict, sections: list[section.Section]) -> dict:
+    """The expected outputs with each block's section (``"section": "P5-9.1"``, where its page
+    belongs to one) and every section's version (``"sections": {"P5-9.1": "v2026.07.20"}``):
+    ``verify`` names the version of the section whose blocks it compares."""
+    for block in expected["blocks"]:
+        held = section.section_of(block["page"], known=sections)
+        if held is not None:
+            block["section"] = held.id
+    return expected | {"sections": {one.id: one.version for one in sections}}
+
+
 def fill_placeholders(
     text: str, where: str, values: dict[str, str], escape=lambda value: value
 ) -> str:
@@ -206,12 +228,13 @@ def fill_placeholders(
 
 
 def on_page_markdown(markdown, page, config, files):
-    return fill_placeholders(markdown, page.file.src_uri, _this_build.install)
+    return fill_placeholders(markdown, page.file.src_uri, _this_build.install_on(page.file.src_uri))
 
 
 def on_page_content(content, page, config, files):
     # Notebook pages are rendered from the notebook by mkdocs-jupyter, never as Markdown.
-    return fill_placeholders(content, page.file.src_uri, _this_build.install, html.escape)
+    install = _this_build.install_on(page.file.src_uri)
+    return fill_placeholders(content, page.file.src_uri, install, html.escape)
 
 
 @event_priority(100)  # before Material's search indexes the page
@@ -224,7 +247,7 @@ def on_page_context(context, page, config, nav):
 
 def on_post_page(output, page, config):
     if getattr(page, "nb_url", None):  # the .ipynb and jupytext source offered for download
-        install = _this_build.built_install()
+        install = _this_build.built_install(page.file.src_uri)
         for path in Path(page.file.abs_dest_path).parent.iterdir():
             if path.suffix in {".ipynb", ".py"}:
                 escape = (lambda value: json.dumps(value)[1:-1]) if path.suffix == ".ipynb" else str

@@ -1,5 +1,5 @@
-"""Where things are: the project's root, the section page, the tests' golden files, and how
-an executed block is written in a page's Markdown."""
+"""Where things are: the project's root, the manuscript's section and its pages, the tests'
+golden files, and how an executed block is written in a page's Markdown."""
 
 from __future__ import annotations
 
@@ -14,16 +14,21 @@ __all__ = [
     "EXEC_FENCE",
     "FENCE",
     "GOLDEN",
+    "MANUSCRIPT_SECTION",
     "MEASURED_PAGE",
     "ROOT",
     "SECTION_PAGE",
 ]
 
-SECTION_PAGE = section.page_name()
-"""The section page's name: its Markdown is ``docs/{SECTION_PAGE}.md``, its built folder
+MANUSCRIPT_SECTION = section.by_id("P5-9.1")
+"""The section whose manuscript the golden files hold (``tests/golden/``), read from the course
+model as the build reads it; the tests that hold for every section read ``section.sections()``."""
+
+SECTION_PAGE = MANUSCRIPT_SECTION.name
+"""That section's page's name: its Markdown is ``docs/{SECTION_PAGE}.md``, its built folder
 ``{SECTION_PAGE}/``."""
 
-MEASURED_PAGE = "p5-9-1-measured"
+MEASURED_PAGE = f"{MANUSCRIPT_SECTION.slug}-measured"
 """The section's companion page (``docs/{MEASURED_PAGE}.md``): the turnaround table, the
 settings sweep and the batch across devices, timed when the site is built. They left the section
 page so that it stays light on a phone (issue 22)."""

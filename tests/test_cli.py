@@ -88,11 +88,14 @@ def timed(block_id: str) -> dict:
         ([block("a"), block("b")], "Running the 2 blocks of version v1 shown with their output"),
         ([block("a"), timed("t")], "; the 1 that prints timings is listed, not compared:"),
         ([timed("t"), timed("u")], "; the 2 that print timings are listed, not compared:"),
+        # A block of a section is compared at its section's version, as its header shows it.
+        ([block("a") | {"section": "P1-2"}], "Running the 1 block of P1-2 v2 shown"),
+        ([block("a") | {"section": "P1-2"}, block("b")], " of P1-2 v2, version v1 shown"),
     ],
 )
 def test_verify_counts_one_block_in_the_singular(blocks, words):
     lines: list[str] = []
-    expected = {"version": "v1", "environment": {}, "blocks": blocks}
+    expected = {"version": "v1", "sections": {"P1-2": "v2"}, "environment": {}, "blocks": blocks}
     printed = subprocess.CompletedProcess([], 0, stdout="1\n", stderr="")
     verify(expected, run=lambda source: printed, out=lines.append)
     assert words in lines[0]

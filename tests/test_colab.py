@@ -15,6 +15,7 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
+from build_support import section
 from testkit.author import extract_branch, publish_copy, section_version
 from testkit.hooks import load_hook
 from testkit.project import SECTION_PAGE
@@ -24,7 +25,7 @@ colab = load_hook("colab")
 
 REPOSITORY = "course-owner/course-repo"
 COLAB = "https://colab.research.google.com/github/"
-NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"
+NOTEBOOK = "notebooks/p5-9-1-practice-in-jax"  # the manuscript's notebook
 
 
 def test_only_a_github_repo_url_names_a_repository():
@@ -77,31 +78,50 @@ def colab_links(tree: Path, page_path: str) -> list[str]:
     ]
 
 
+def notebook_pages() -> dict[str, list[str]]:
+    """Each section page's name, with its notebooks' pages (``notebooks/x``), as the course model
+    reads them from the project: every notebook's link goes in its own section's box."""
+    return {
+        one.name: [page.removesuffix(".py") for page in section.notebooks_of(one)]
+        for one in section.sections()
+    }
+
+
 def test_every_colab_link_opens_an_ipynb_that_mike_deployed_for_this_version(deployed):
     version = section_version()
-    pages = [
-        f"{folder}/{name}/" for folder in (version, "latest") for name in (NOTEBOOK, SECTION_PAGE)
-    ]
-    for page_path in pages:
-        links = colab_links(deployed, page_path)
-        assert len(links) == 1, (page_path, links)  # one notebook: one link per page
-        route = urlsplit(links[0]).path.removeprefix("/github/")
-        owner_repo, _, rest = route.partition("/blob/gh-pages/")
-        assert owner_repo == REPOSITORY, links[0]
-        # Version-exact: the latest alias links to the version's own folder.
-        assert rest == f"{version}/{NOTEBOOK}/{NOTEBOOK.rsplit('/', 1)[1]}.ipynb", links[0]
-        deployed_notebook = deployed / rest
-        assert deployed_notebook.is_file() and not deployed_notebook.is_symlink(), rest
-        notebook = nbformat.read(deployed_notebook, as_version=4)
-        first_code = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
-        hashed = rf'"https://\S+/{version}/dl_course_p5_9_1-\S+\.whl#sha256=[0-9a-f]{{64}}"'
-        assert re.search(hashed, first_code), first_code
+    wheel = re.sub(r"[-_.]+", "_", section.distribution_name())
+    pages = notebook_pages()
+    assert any(pages.values()), pages  # a notebook to link to
+    for section_page, notebooks in pages.items():
+        for name in (section_page, *notebooks):
+            wanted = notebooks if name == section_page else [name]
+            for folder in (version, "latest"):
+                links = colab_links(deployed, f"{folder}/{name}/")
+                # Its own notebooks, one link each; a section's page: no other section's.
+                assert len(links) == len(wanted), (folder, name, links)
+                for link, notebook in zip(links, wanted, strict=True):
+                    route = urlsplit(link).path.removeprefix("/github/")
+                    owner_repo, _, rest = route.partition("/blob/gh-pages/")
+                    assert owner_repo == REPOSITORY, link
+                    # Release-exact: the latest alias links to the release's own folder.
+                    ipynb = f"{version}/{notebook}/{notebook.rsplit('/', 1)[1]}.ipynb"
+                    assert rest == ipynb, link
+                    deployed_notebook = deployed / rest
+                    assert deployed_notebook.is_file() and not deployed_notebook.is_symlink()
+                    notebook_json = nbformat.read(deployed_notebook, as_version=4)
+                    first_code = next(
+                        cell.source for cell in notebook_json.cells if cell.cell_type == "code"
+                    )
+                    hashed = rf'"https://\S+/{version}/{wheel}-\S+\.whl#sha256=[0-9a-f]{{64}}"'
+                    assert re.search(hashed, first_code), first_code
 
 
-def test_the_section_pages_link_sits_in_its_install_box(deployed):
-    html = (deployed / section_version() / SECTION_PAGE / "index.html").read_text()
-    box = BeautifulSoup(html, "html.parser").select_one("div.install-box")
-    assert any(a["href"].startswith(COLAB) for a in box.select("a[href]"))
+def test_each_section_pages_link_sits_in_its_install_box(deployed):
+    for section_page, notebooks in notebook_pages().items():
+        html = (deployed / section_version() / section_page / "index.html").read_text()
+        box = BeautifulSoup(html, "html.parser").select_one("div.install-box")
+        links = [a["href"] for a in box.select("a[href]") if a["href"].startswith(COLAB)]
+        assert len(links) == len(notebooks), (section_page, links)
 
 
 def test_the_notebook_page_shows_the_link_beside_its_downloads(deployed, built_site):

@@ -12,7 +12,10 @@ MAPPED = ("build_support", "hooks", "examples")  # ARCHITECTURE.md: a line per m
 
 
 def tracked_files() -> list[str]:
-    result = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    """The project's files, as git sees them: tracked, and new ones not yet added (a module an
+    author just wrote is on the map before ``git add``); ignored ones left out."""
+    command = ["git", "ls-files", "--cached", "--others", "--exclude-standard"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 

@@ -9,6 +9,7 @@ ingredient and reads the Build report: exactly the outputs that depend on it ran
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -275,6 +276,32 @@ def test_under_serve_an_edit_to_examples_shows_and_nothing_is_wrapped_twice(tmp_
 
 
 # ---------------------------------------------------------------- notebooks
+
+
+def test_every_notebooks_key_holds_only_what_it_reaches_of_the_package(tmp_path):
+    """No notebook is keyed on the whole package (its set-up cell once read ``sys.modules``):
+    an edit to a function no notebook reaches (``measure_turnaround``'s body) leaves every
+    notebook's key as it was, so it runs no notebook (caching/reach.py)."""
+    from build_support.caching.environment import package_files
+    from build_support.caching.reach import Package
+
+    package = tmp_path / "examples"
+    shutil.copytree(ROOT / "examples", package, ignore=shutil.ignore_patterns("__pycache__"))
+    notebooks = sorted((ROOT / "docs" / "notebooks").glob("*.py"))
+    assert notebooks
+
+    def keys():
+        read = Package.read(package, package_files(package))
+        return [read.ingredients(notebook.read_text()) for notebook in notebooks]
+
+    before = keys()
+    for notebook, (_, whole_package_because) in zip(notebooks, before, strict=True):
+        assert whole_package_because is None, (notebook.name, whole_package_because)
+    module = package / "turnaround.py"
+    body = "    return Turnaround(rows=rows, label=machine_label()"
+    assert body in module.read_text()
+    module.write_text(module.read_text().replace(body, "    rows = rows[:]\n" + body))
+    assert keys() == before
 
 
 def test_a_hanging_notebook_cell_fails_the_build_naming_notebook_and_cell(tmp_path):

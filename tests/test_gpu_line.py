@@ -76,7 +76,8 @@ def test_the_wheels_gpu_extra_pins_jax_cuda_to_the_wheels_own_jax_on_linux(built
 
 def test_the_gpu_extra_follows_the_jax_pin_it_has_no_copy_of_its_own(tmp_path):
     """A wheel built from a copy whose dependencies pin another jax pins that one for CUDA."""
-    for name in (*WHEEL_SOURCES, "mkdocs.yml", section.page_path()):
+    pages = [f"docs/{one.page}" for one in section.sections()]  # the model: every section
+    for name in (*WHEEL_SOURCES, "mkdocs.yml", *pages):
         source, target = ROOT / name, tmp_path / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():

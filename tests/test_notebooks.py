@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from build_support import section, settings
+from build_support import settings
 from build_support.execution import blocks, notebooks, python_exec, state
-from testkit.project import MEASURED_PAGE, ROOT
+from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def test_the_notebook_runs_in_the_hook_not_in_mkdocs_jupyter():
 
 
 def test_the_blocks_that_time_are_the_timed_blocks():
-    pages = [ROOT / section.page_path(), ROOT / "docs" / f"{MEASURED_PAGE}.md"]
+    pages = [ROOT / "docs" / f"{SECTION_PAGE}.md", ROOT / "docs" / f"{MEASURED_PAGE}.md"]
     timed = [line for p in pages for line in p.read_text().splitlines() if 'timed="yes"' in line]
     ids = {re.search(r'\bid="([^"]+)"', line)[1] for line in timed}
     assert ids == {"p5-9-1-turnaround-table", "p5-9-1-settings-sweep"}

@@ -6,6 +6,7 @@ import importlib.metadata
 import subprocess
 import sys
 
+from build_support import section
 from examples import DISTRIBUTION, practice_lines
 from testkit.project import ROOT, SECTION_PAGE
 
@@ -38,7 +39,10 @@ def test_python_dash_m_examples_names_section_and_version_and_refuses_unknown_co
     version = subprocess.run(
         [sys.executable, "-m", "examples", "--version"], cwd=ROOT, capture_output=True, text=True
     )
-    assert version.stdout.startswith("P5-9.1 GPUs And Parallel Processing · ")
+    every = ", ".join(f"{one.id} {one.version}" for one in section.sections())
+    assert version.stdout.startswith(f"{every} · "), (
+        version.stdout
+    )  # every section at its own version
     try:  # installed (the .venv's editable install); the GPU check may run it from a checkout
         installed = importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
@@ -56,10 +60,10 @@ def test_python_dash_m_examples_names_section_and_version_and_refuses_unknown_co
 
 
 def test_python_dash_m_examples_turnaround_prints_the_table_here_beside_the_gpus():
-    from examples import latest_recorded
+    from examples import about, latest_recorded
 
     printed = run_python("-m", "examples", "turnaround")
-    assert printed.startswith("P5-9.1 GPUs And Parallel Processing · ")
+    assert printed.startswith(f"{about()}\n")  # every section and version, then the table
     assert "\nMeasured on this machine: computed on " in printed
     assert printed.count("| rows | features | Python loop |") == 2  # here, and the recording
     assert f"\n{latest_recorded().caption()}\n" in printed

@@ -84,12 +84,50 @@ def exported_functions() -> list[str]:
     ]
 
 
-def test_every_exported_function_with_arguments_has_bad_calls_here():
-    assert sorted(exported_functions()) == sorted(BAD_CALLS)
+# A wrong value for a parameter, by its annotation: what an export with plain annotations is
+# called with when BAD_CALLS lists nothing for it (a new section's first functions).
+WRONG_FOR = {"int": "three", "float": "three", "str": 3, "bool": "yes"}
+
+
+def derived_bad_call(name: str) -> tuple[tuple, dict] | None:
+    """A call of export ``name`` with a wrong value for each required parameter, from their
+    annotations (``int``: a word), or None where one has no annotation ``WRONG_FOR`` knows."""
+    required = [
+        parameter
+        for parameter in inspect.signature(getattr(examples, name)).parameters.values()
+        if parameter.default is parameter.empty
+        and parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    named = [getattr(p.annotation, "__name__", p.annotation) for p in required]  # int or "int"
+    wrong = [WRONG_FOR.get(name) if isinstance(name, str) else None for name in named]
+    if not required or None in wrong:
+        return None
+    return tuple(wrong), {}
+
+
+def bad_calls() -> dict[str, list[tuple[tuple, dict]]]:
+    """Every exported function with arguments (the walk over ``examples.__all__``), with its
+    wrong calls: BAD_CALLS's, else the one its annotations give."""
+    found = {}
+    for name in exported_functions():
+        derived = derived_bad_call(name)
+        found[name] = BAD_CALLS.get(name) or ([derived] if derived else [])
+    return found
+
+
+def test_every_exported_function_with_arguments_has_wrong_calls():
+    unchecked = [name for name, calls in bad_calls().items() if not calls]
+    assert unchecked == [], (
+        f"examples exports {', '.join(unchecked)} with no wrong call to try: annotate each "
+        "required parameter int, float, str or bool, or add a line like "
+        f"'\"{unchecked[0] if unchecked else ''}\": [((<wrong arguments>,), {{}})],' to "
+        "BAD_CALLS in tests/test_public_arguments.py"
+    )
+    assert set(BAD_CALLS) <= set(exported_functions()), "BAD_CALLS names a name not exported"
 
 
 def cases():
-    for name, calls in BAD_CALLS.items():
+    for name, calls in bad_calls().items():
         for number, (args, kwargs) in enumerate(calls):
             yield pytest.param(name, args, kwargs, id=f"{name}-{number}")
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+from mkdocs.exceptions import PluginError
+
+from build_support import section
 from testkit.author import section_version
 from testkit.hooks import load_hook
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.site import page, site_prefix
 
 first_marks = load_hook("glossary_marks").first_marks
+course_map_hook = load_hook("course_map")
 
 ABBREVIATIONS = ROOT / "docs" / "includes" / "abbreviations.md"
 _ABBREVIATION = re.compile(r"^\*\[(?P<term>[^\]]+)\]: (?P<text>.+)$", re.MULTILINE)
@@ -52,14 +57,34 @@ def test_abbreviations_file_is_not_a_page(built_site):
     assert not (built_site / "includes").exists()
 
 
-def test_course_map_lists_published_and_coming_sections(built_site):
+def test_course_map_says_published_exactly_for_the_sections_that_have_a_page(built_site):
+    """The states are read from the course model (hooks/course_map.py), never written by hand."""
     course_map = page(built_site, "course-map")
-    published = course_map.find(id="p5-9-1").find_next("p")
-    assert published.a["href"] == f"../{SECTION_PAGE}/"
-    for anchor in ("p5-9-2", "p5-14-4", "part-2"):
-        heading = course_map.find(id=anchor)
-        assert heading is not None, anchor
-        assert heading.find_next("p").get_text().startswith("Not yet published."), anchor
+    listed = course_map_hook._STATUS.findall((ROOT / "docs" / "course-map.md").read_text())
+    sections = {one.id: one for one in section.sections()}
+    assert set(sections) <= set(listed)
+    assert set(listed) - set(sections), "no coming section listed to check"
+    for section_id in listed:
+        said = course_map.find(id=section.slug(section_id)).find_next("p")
+        if section_id in sections:
+            assert said.get_text().startswith(f"Published: read {section_id}."), section_id
+            assert said.a["href"] == f"../{sections[section_id].name}/"
+        else:
+            assert said.get_text().startswith("Not yet published."), section_id
+    part = course_map.find(id="part-2").find_next("p")  # a part, not a section: as written
+    assert part.get_text().startswith("Not yet published.")
+
+
+def test_a_section_the_course_map_leaves_out_fails_the_build_saying_what_to_add():
+    new = section.Section("P5-9.2", "v1", "P5-9.2 Batches", "p5-9-2-batches.md")
+    text = "#### P5-9.2 { #p5-9-2 }\n\n{{ course.status P5-9.2 }} Next.\n"
+    assert course_map_hook.with_states(text, [new], "course-map.md") == (
+        "#### P5-9.2 { #p5-9-2 }\n\n**Published:** [read P5-9.2](p5-9-2-batches.md). Next.\n"
+    )
+    assert "**Not yet published.** Next." in course_map_hook.with_states(text, [], "x.md")
+    other = section.Section("P5-9.3", "v1", "P5-9.3 More", "p5-9-3-more.md")
+    with pytest.raises(PluginError, match=r"no entry for section P5-9.3: add .* docs/course-map"):
+        course_map_hook.with_states(text, [new, other], "course-map.md")
 
 
 def test_nav_holds_glossary_and_course_map(built_site):
@@ -68,9 +93,10 @@ def test_nav_holds_glossary_and_course_map(built_site):
 
 
 def test_version_is_read_from_the_page_metadata_everywhere(built_site, published_site):
-    version = section_version()  # what `make publish` deploys, read from the front matter
-    meta = page(built_site, SECTION_PAGE).select_one("p.section-meta").get_text()
-    assert meta.endswith(f"Version: {version}")
+    version = section_version()  # the release `make publish` deploys ([tool.course] release)
+    for one in section.sections():  # each header: its own front matter's version
+        meta = page(built_site, one.name).select_one("p.section-meta").get_text()
+        assert meta == f"Section ID: {one.id} Version: {one.version}"
     versions = json.loads((published_site / site_prefix() / "versions.json").read_text())
     assert versions == [{"version": version, "title": version, "aliases": ["latest"]}]
 

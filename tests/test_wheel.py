@@ -18,6 +18,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from build_support import section
 from build_support.caching.cache import Cache, key_of
 from build_support.caching.store import FileStore
 from build_support.publishing import wheel_build
@@ -43,14 +44,21 @@ def test_the_site_serves_the_wheel_of_its_version(built_site):
     version = section_version()
     assert meta["Name"] == DISTRIBUTION
     assert meta["Version"] == str(Version(version))
-    assert meta["Summary"].startswith("Live code for course section P5-9.1 'GPUs And Parallel")
-    assert f"version {version}" in meta["Summary"]
+    # Every section at its own version, and the release (build_support/section.py's model).
+    sections = section.sections()
+    for one in sections:
+        assert f"{one.title} ({one.version})" in meta["Summary"]
+    assert meta["Summary"].endswith(f"course release {version}.")
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert SpecifierSet(meta["Requires-Python"]) == SpecifierSet(pyproject["requires-python"])
     urls = meta.get_all("Project-URL")
     assert urls == [
         "Homepage, https://course.example.org/",
         f"Documentation, https://course.example.org/{version}/",
+        *(
+            f"{one.id} {one.version}, https://course.example.org/{version}/{one.name}/"
+            for one in sections
+        ),
     ]
     # What it needs to run: jax and numpy, exactly as pyproject.toml pins them, one pair per
     # Python (markers); matplotlib only with the charts extra.

@@ -84,9 +84,11 @@ def wheel_name(project: Path, version: str) -> str:
 
 def wheel_digest(project: Path, version: str, folder_url: str, expected: bytes = b"") -> str:
     """A digest of every input of the wheel: its sources, the version, the address its install
-    line names, the published address its metadata names, and the book's expected outputs."""
+    line names, the published address its metadata names, the book's expected outputs, and
+    every section (ID, version, title, page: its metadata names them)."""
     digest = hashlib.sha256(f"{version}\n{folder_url}\n{section.site_url(project)}\n".encode())
     digest.update(hashlib.sha256(expected).digest())
+    digest.update(repr(section.sections(project)).encode())  # the metadata's sections
     for name in WHEEL_SOURCES:
         path = project / name
         paths = sorted(path.rglob("*")) if path.is_dir() else [path]

@@ -28,6 +28,7 @@
 
 # %%
 # Set-up: installs this version's package where it is missing, then says where JAX runs.
+import importlib
 import importlib.metadata
 import shutil
 import subprocess
@@ -44,25 +45,29 @@ def nvidia_gpu_present():
     return any(line.startswith("GPU ") for line in listed.splitlines())
 
 
-try:
-    importlib.metadata.version("dl-course-p5-9-1")
+try:  # the course's package, where it is installed
+    import examples  # noqa: F401
+
     missing = False
-except importlib.metadata.PackageNotFoundError:
+except ImportError:
     missing = True
 
 if missing:  # the GPU extra where an NVIDIA GPU is present
     package = GPU_PACKAGE if nvidia_gpu_present() else PACKAGE
-    imported = {
-        name: sys.modules[name].__version__ for name in ("jax", "numpy") if name in sys.modules
-    }
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)
-    stale = [
-        name for name, version in imported.items() if importlib.metadata.version(name) != version
-    ]
+    importlib.invalidate_caches()
+    # An import from before the install is kept as it was: numpy first (jax imports it).
+    import numpy
+
+    stale = "numpy" if numpy.__version__ != importlib.metadata.version("numpy") else None
+    if stale is None:
+        import jax
+
+        stale = "jax" if jax.__version__ != importlib.metadata.version("jax") else None
     if stale:  # never run on a mix of two versions
         raise RuntimeError(
-            f"This runtime had already imported {' and '.join(stale)} at another version. Restart "
-            "it (in Colab: Runtime > Restart session), then run this notebook again from the top."
+            f"This runtime had already imported {stale} at another version. Restart it (in "
+            "Colab: Runtime > Restart session), then run this notebook again from the top."
         )
 
 import jax
