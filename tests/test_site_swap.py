@@ -22,11 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from build_support import site_swap
+from build_support import build_lock, site_swap
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV
 from build_support.execution import progress
 from testkit.author import author_env
 from testkit.project import ROOT
+from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
 from tests.test_block_guard import CONFIG as GUARD_CONFIG
 from tests.test_block_guard import page_with
 
@@ -281,3 +282,25 @@ def test_two_make_builds_of_one_checkout_at_once(tmp_path):
         )
         assert "cached" in (tmp_path / "site" / "index.html").read_text()
         assert (tmp_path / "site" / "404.html").exists() and (tmp_path / "site" / "assets").is_dir()
+
+
+def test_a_serve_rebuild_takes_the_same_lock(tmp_path):
+    """While another build of the checkout holds the lock, ``make serve``'s rebuild waits, says
+    for whom, and the last whole build answers meanwhile; then it rebuilds."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(GUARD_CONFIG)
+    (tmp_path / "docs" / "index.md").write_text(page_with("print('first')"))
+    log = tmp_path / "serve.log"
+    with mkdocs_serve(tmp_path, {CACHE_DIR_ENV: str(tmp_path / "cache")}, log) as (_, url):
+        with build_lock.held(tmp_path, "a test's build"):
+            (tmp_path / "docs" / "index.md").write_text(page_with("print('second')"))
+            waiting = (
+                "make serve's rebuild: waiting for the other build of this checkout "
+                f"(a test's build, process {os.getpid()}, started at "
+            )
+            until = time.monotonic() + 60
+            while waiting not in log.read_text():
+                assert time.monotonic() < until, log.read_text()
+                time.sleep(0.1)
+            assert "first" in fetch_text(url)
+        assert "second" in wait_for_text(url, "second", timeout_s=60)
