@@ -36,13 +36,14 @@ def mount_of(path: str | os.PathLike) -> Path:
 
 
 def said(path: str | os.PathLike, step: str) -> str:
-    """One line: no space on the disk that holds ``path``, while ``step``."""
-    return f"no space left on the disk mounted at {mount_of(path)} (writing {path}) while {step}"
+    """One line: no space on the disk that holds ``path``, at ``step`` of the build."""
+    return f"no space left on the disk mounted at {mount_of(path)} (writing {path}) at {step}"
 
 
 def filename_of(error: BaseException, fallback: str | os.PathLike) -> str | os.PathLike:
+    """The path written when ``error`` came: a copy's destination, else its file."""
     while error is not None:
-        if isinstance(error, OSError) and error.filename:
-            return error.filename
+        if isinstance(error, OSError) and (error.filename2 or error.filename):
+            return error.filename2 or error.filename
         error = error.__cause__ or error.__context__
     return fallback

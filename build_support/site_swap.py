@@ -124,14 +124,14 @@ def _signal_name(number: int) -> str:
 def ended(status: int, step: str, stopped_by: int | None) -> str:
     """How a build that is not swapped in ended, in words."""
     if stopped_by is not None:
-        return f"it was stopped ({_signal_name(stopped_by)}) while running {step}"
+        return f"it was stopped ({_signal_name(stopped_by)}) at {step}"
     if status < 0:
-        return f"the build process was ended by {_signal_name(-status)} while running {step}"
+        return f"the build process was ended by {_signal_name(-status)} at {step}"
     if status == 0:
-        return f"the build process ended (status 0) while running {step}, before it finished"
+        return f"the build process ended (status 0) at {step}, before it finished"
     if step == progress.FINISHED:
         return f"it failed after its last page (status {status}; its error is above)"
-    return f"it failed while running {step} (status {status}; its error is above)"
+    return f"it failed at {step} (status {status}; its error is above)"
 
 
 def build(root: Path, what: str, command: list[str]) -> int:
@@ -147,7 +147,7 @@ def build(root: Path, what: str, command: list[str]) -> int:
         try:
             progress_file.write_text(progress.STARTING, encoding="utf-8")
         except OSError as error:
-            return _say(what, _cause(error, progress_file, "starting the build"))
+            return _say(what, _cause(error, progress_file, "its start"))
         env = os.environ | {SITE_DIR_ENV: str(staging), progress.PROGRESS_ENV: str(progress_file)}
         if stop.by is None:
             stop.builder = subprocess.Popen(
@@ -167,7 +167,7 @@ def build(root: Path, what: str, command: list[str]) -> int:
             swap_in(root, staging)
         except OSError as error:
             shutil.rmtree(staging, ignore_errors=True)
-            return _say(what, _cause(error, root / SITE, "swapping the build into site/"))
+            return _say(what, _cause(error, root / SITE, "the swap into site/"))
         finally:
             progress_file.unlink(missing_ok=True)
         print(f"{what}: site/ is now this build ({staging.relative_to(root)})", file=sys.stderr)

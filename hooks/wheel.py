@@ -53,7 +53,7 @@ from mkdocs.structure.files import File
 
 from build_support import section, settings
 from build_support.caching.cache import Cache, key_of
-from build_support.execution import state
+from build_support.execution import progress, state
 from build_support.publishing.wheel_build import (
     Wheel,
     builder_version,
@@ -163,6 +163,7 @@ def on_files(files, config):
 
 def on_env(env, config, files):
     """Every page's blocks have run: build the wheel with their expected outputs."""
+    progress.note("the wheel")
     this = _this_build
     expected = json.dumps(_expected_outputs(this.version), indent=1, sort_keys=True).encode()
     digest = wheel_digest(this.project, this.version, this.folder_url, expected)
@@ -175,6 +176,7 @@ def on_env(env, config, files):
     if this.wheel.name != named:
         raise PluginError(f"wheel: built {this.wheel.name}, but the pages name {named}")
     this.file.content_bytes = this.wheel.content
+    progress.note("writing the pages")
     return env
 
 

@@ -13,6 +13,7 @@ each other's. Written only where that variable names a file. Standard library on
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -25,7 +26,8 @@ def note(what: str) -> None:
     """Say, where asked, what the build runs now (``page x.md, block 'id'``) or ``FINISHED``."""
     path = os.environ.get(PROGRESS_ENV)
     if path:
-        Path(path).write_text(what, encoding="utf-8")
+        with contextlib.suppress(OSError):  # a full disk: the build says it (hooks/disk_full.py)
+            Path(path).write_text(what, encoding="utf-8")
 
 
 def step(path: Path) -> str:
@@ -34,11 +36,3 @@ def step(path: Path) -> str:
         return path.read_text(encoding="utf-8") or STARTING
     except OSError:
         return STARTING
-
-
-def check(path: Path) -> str | None:
-    """Why the build that wrote ``path`` did not finish, or None where it did."""
-    said = step(path)
-    if said == FINISHED:
-        return None
-    return f"the build process ended while running {said}, before the build finished"
