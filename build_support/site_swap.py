@@ -66,8 +66,8 @@ def tidy(root: Path, builds: Path) -> None:
         shutil.rmtree(root / name, ignore_errors=True)
         with contextlib.suppress(OSError):
             (root / name).unlink()
-    for stray in root.glob(MIKE_LEFTOVERS):
-        stray.unlink(missing_ok=True)
+    for stray in [*root.glob(MIKE_LEFTOVERS), *root.glob(f".{SITE}.new-*")]:
+        stray.unlink(missing_ok=True)  # .site.new-*: a link a swap killed before its rename
 
 
 def _exchange(first: Path, second: Path) -> None:

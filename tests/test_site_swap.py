@@ -298,3 +298,37 @@ def test_a_serve_rebuild_takes_the_same_lock(tmp_path):
                 time.sleep(0.1)
             assert "first" in fetch_text(url)
         assert "second" in wait_for_text(url, "second", timeout_s=60)
+
+
+SWAP_FOREVER = """\
+import pathlib, shutil, sys
+from build_support import site_swap
+root = pathlib.Path(sys.argv[1])
+while True:
+    for name in ("a", "b"):
+        staging = root / "site.builds" / name
+        if not staging.exists():
+            shutil.copytree(root / "template", staging)
+            (staging / "p0.html").write_text(name)
+            for path in staging.iterdir():
+                path.write_text(name)
+        site_swap.swap_in(root, staging)
+        site_swap.tidy(root, root / "site.builds")  # deletes the one before the previous
+"""
+
+
+def test_a_kill_during_the_swap_leaves_a_whole_site(checkout):
+    """The swap alone, over and over, killed (SIGKILL) at 30 moments: each time site/ is a
+    whole build."""
+    shutil.copytree(checkout / "site", checkout / "template")
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    for attempt in range(30):
+        swapping = subprocess.Popen([sys.executable, "-c", SWAP_FOREVER, str(checkout)], env=env)
+        time.sleep(0.3 + attempt * 0.01)
+        swapping.kill()
+        swapping.wait()
+        assert whole(checkout) in {"first", "a", "b"}, sorted(os.listdir(checkout))
+        swaps = len(list((checkout / "site.builds").iterdir()))
+        assert swaps >= 3, "the loop never swapped"  # lock, previous and a build at least
+    site_swap.tidy(checkout, checkout / "site.builds")
+    assert not list(checkout.glob(".site.new-*"))  # links left by killed swaps, deleted
