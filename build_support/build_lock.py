@@ -69,6 +69,7 @@ class Holding:
 
     def __init__(self) -> None:
         self._held: contextlib.ExitStack | None = None
+        self.serving = False  # taken only where set: under ``mkdocs serve``
 
     def take(self, root: Path, what: str) -> None:
         if self._held is None:

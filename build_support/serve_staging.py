@@ -33,13 +33,12 @@ SUFFIX = ".building"
 # Process scope: MkDocs loads the hooks afresh for every serve rebuild, and says the served
 # folder once (on_serve).
 SERVED: list[Path] = []
-SERVING: list[bool] = []  # under ``mkdocs serve`` (on_startup says once)
-LOCK = build_lock.Holding()
+LOCK = build_lock.Holding()  # its ``serving``: under ``mkdocs serve`` (on_startup says once)
 
 
 def take_lock(config_file: str) -> None:
     """Under ``mkdocs serve``: the checkout's build lock, for this build (waited for)."""
-    if SERVING:
+    if LOCK.serving:
         LOCK.take(Path(config_file).resolve().parent, "make serve's rebuild")
 
 

@@ -16,7 +16,7 @@ from build_support import serve_staging
 
 def on_startup(command, dirty):
     if command == "serve":
-        serve_staging.SERVING[:] = [True]
+        serve_staging.LOCK.serving = True
 
 
 def on_serve(server, config, builder):
