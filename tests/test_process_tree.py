@@ -84,9 +84,9 @@ def end(pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def start_build(site: Path, code: str) -> subprocess.Popen:
+def start_build(site: Path, code: str, config: str = CONFIG) -> subprocess.Popen:
     (site / "docs").mkdir(exist_ok=True)
-    (site / "mkdocs.yml").write_text(CONFIG)
+    (site / "mkdocs.yml").write_text(config)
     fence = f'```python exec="on" id="blk"\n{code}\n```\n'
     (site / "docs" / "index.md").write_text(f"# A page\n\n{fence}")
     env = os.environ | BUILD_ENV | {CACHE_DIR_ENV: str(site / "cache"), FRESH_ENV: "1"}
@@ -135,3 +135,31 @@ def test_what_a_block_detaches_is_ended_with_its_session(tmp_path):
     left = wait_gone(started, 5)
     end(left)
     assert left == [], f"outlived the build: {started}"
+
+
+HUNGRY_DETACHED = """\
+import subprocess, sys, time
+hungry = "import time; x = bytearray(1536 * 2**20); time.sleep(600)"
+# A daemon's way: a shell in a session of its own starts it in the background, and ends.
+detach = f"{{sys.executable}} -c '{{hungry}}' >/dev/null & echo $! > {pids}"
+subprocess.run(["setsid", "sh", "-c", detach], check=True)
+time.sleep(60)
+"""
+
+
+def test_memory_a_block_detaches_counts_against_its_cap(tmp_path):
+    """A grandchild in a session of its own, its parent gone, allocating 1.5 GiB, past the site's
+    1 GiB cap: the block fails on it, and it is ended with the worker."""
+    pids = tmp_path / "pids"
+    config = CONFIG.replace(
+        "cache_dir: !ENV COURSE_CACHE_DIR}",
+        "cache_dir: !ENV COURSE_CACHE_DIR, memory_limit_gib: 1}",
+    )
+    build = start_build(tmp_path, HUNGRY_DETACHED.format(pids=str(pids)), config)
+    output = build.communicate(timeout=300)[0].decode()
+    started = [int(pids.read_text())] if pids.exists() else []
+    left = wait_gone(started, 5)
+    end(left)  # never a 1.5 GiB process left behind by a failing test
+    assert build.returncode == 1, output
+    assert "past its memory cap of 1 GiB" in output, output
+    assert started and left == []

@@ -6,7 +6,7 @@ Three small calls, Linux's ``prctl`` through ``ctypes`` (no root, no cgroups):
 
 - ``keep_descendants`` (the worker, at its start): the worker becomes a child subreaper
   (``PR_SET_CHILD_SUBREAPER``), so every process a block starts stays below it, however it
-  detaches: its memory is counted (``workers.resident_bytes``) and it is ended with the worker.
+  detaches: its memory is counted (``resident_bytes``) and it is ended with the worker.
 - ``end_with_build`` (the worker, at its start): a thread that watches the worker's request pipe;
   when the build's end of it closes (the build died, however: the kernel closes its pipes), the
   worker ends every descendant, then itself, even while a block runs. A pipe, not the parent:
@@ -16,7 +16,8 @@ Three small calls, Linux's ``prctl`` through ``ctypes`` (no root, no cgroups):
 - ``end_tree`` (the build, when a session ends): every descendant, then the worker's group.
 
 Where ``prctl`` is missing (not Linux) ``keep_descendants`` says so, and the build names the
-block whose detached processes it could not end (``workers.py``). Standard library only.
+block whose detached processes it could not end (``workers.py``). Standard library only, but
+for psutil in ``resident_bytes``.
 """
 
 from __future__ import annotations
@@ -119,3 +120,19 @@ def end_with_build(requests_fd: int) -> threading.Thread:
     thread = threading.Thread(target=watch, name="end-with-build", daemon=True)
     thread.start()
     return thread
+
+
+def resident_bytes(pid: int) -> int:
+    """Resident memory of process ``pid`` and every process it started (0 once it is gone)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0
+    total = 0
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            total += process.memory_info().rss
+    return total

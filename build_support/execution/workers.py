@@ -44,6 +44,7 @@ from typing import Any
 from . import process_tree
 from .block_worker import BOOT, HEADER_SIZE, WHERE_SIGNAL, frame_length, send
 from .limits import OUTPUT_SAID, TIMEOUT_HINT
+from .process_tree import resident_bytes
 
 POLL_S = 0.1  # how often a running block's memory is read
 WHERE_WAIT_S = 1.0  # past its time limit, how long a block's worker may take to say where it is
@@ -230,7 +231,7 @@ class Worker:
         sys.stderr.flush()
 
     def _check_memory(self) -> None:
-        used = resident_bytes(self.process.pid)
+        used = resident_bytes(self.process.pid)  # subreaped: what it detached too
         if used > self.limits.memory_bytes:
             self._fail(f"it used {used / 2**30:.1f} GiB, past {self.limits.memory_said()}")
 
@@ -288,22 +289,6 @@ class Worker:
         with contextlib.suppress(OSError):
             os.close(self.replies)
         self.ended = self.ended or "its session's worker was closed"
-
-
-def resident_bytes(pid: int) -> int:
-    """Resident memory of process ``pid`` and every process it started (0 once it is gone)."""
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0
-    total = 0
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            total += process.memory_info().rss
-    return total
 
 
 class LazyWorker:
