@@ -82,3 +82,22 @@ def test_a_recorded_read_another_user_cannot_open_is_a_miss_with_one_warning():
     warnings = [line for line in result.stderr.splitlines() if line.startswith("cache warning:")]
     assert len(warnings) == 1 and str(private) in warnings[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_builds_sharing_a_store_never_prune_it_at_once(tmp_path):
+    import fcntl
+
+    from build_support.caching.store import PRUNE_LOCK, Entry, FileStore
+
+    store = FileStore(tmp_path)
+    for n in range(4):
+        store.put("execution", f"key{n:08d}", Entry(b"x" * 1000))
+    other = os.open(tmp_path / PRUNE_LOCK, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(other, fcntl.LOCK_EX)  # another build is pruning
+    try:
+        assert store.prune(limit_bytes=1000) == 0
+        assert len(store.entries()) == 4
+    finally:
+        os.close(other)
+    assert store.prune(limit_bytes=1000) == 4  # each entry is past 3/4 of the bound alone
+    assert store.entries() == []
