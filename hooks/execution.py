@@ -75,7 +75,8 @@ def on_files(files, config):
 def on_page_markdown(markdown, page, config, files):
     build = state.current()
     build.page = page.file.src_uri
-    progress.note(f"page {build.page}")
+    kind = "notebook" if build.page.endswith((".py", ".ipynb")) else "page"  # mkdocs-jupyter's
+    progress.note(f"{kind} {build.page}")
     session_runs.read_sessions(build, page.file.src_uri, markdown)
     return markdown
 
