@@ -132,7 +132,7 @@ lint: setup
 bench: build
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
-## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes),
+## publish: deploy $(VERSION) to the local gh-pages branch (never pushes), alias latest if newest,
 ## executed fresh, then print which outputs changed since the previous version on gh-pages
 # mike runs the builder from PATH, so the virtual environment goes first on it. latest goes to
 # $(VERSION) only where it is the newest version on gh-pages (by version order: a re-published
