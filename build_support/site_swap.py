@@ -110,9 +110,14 @@ class _Stopped:
 
     def __call__(self, signum: int, frame: object) -> None:
         self.by = signum
-        if self.builder is not None:
-            with contextlib.suppress(OSError):
-                self.builder.send_signal(signal.SIGTERM)
+        if self.builder is None:  # still waiting for the lock: nothing started, nothing to wait
+            raise _StoppedWaiting
+        with contextlib.suppress(OSError):
+            self.builder.send_signal(signal.SIGTERM)
+
+
+class _StoppedWaiting(Exception):
+    """Stopped before the build started (while it waited for the checkout's build lock)."""
 
 
 def _signal_name(number: int) -> str:
@@ -140,6 +145,13 @@ def build(root: Path, what: str, command: list[str]) -> int:
     stop = _Stopped()
     for number in _STOPS:
         signal.signal(number, stop)
+    try:
+        return _build_locked(root, what, command, stop)
+    except _StoppedWaiting:
+        return _say(what, f"it was stopped ({_signal_name(stop.by or 0)}) before it started")
+
+
+def _build_locked(root: Path, what: str, command: list[str], stop: _Stopped) -> int:
     with build_lock.held(root, what) as builds:
         tidy(root, builds)
         name = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"

@@ -361,3 +361,16 @@ def test_a_builder_killed_in_a_block_is_said_with_its_page_and_block(tmp_path):
         "site/ is left as it was"
     ), said
     assert not (tmp_path / "site").exists()  # there was none: there is none
+
+
+def test_a_build_stopped_while_it_waits_ends_at_once_and_says_so(checkout):
+    with build_lock.held(checkout, "a test's build"):
+        waiting = start(checkout, "waiting")
+        said = waiting.stderr.readline()  # said once it waits (its signal handlers are set)
+        assert "build waiting: waiting for the other build of this checkout (a test's" in said
+        waiting.send_signal(signal.SIGTERM)
+        said = waiting.communicate(timeout=10)[1]
+    assert waiting.returncode == 1
+    expected = "build waiting: it was stopped (SIGTERM) before it started; site/ is left as it was"
+    assert said.strip().splitlines()[-1] == expected
+    assert whole(checkout) == "first"
