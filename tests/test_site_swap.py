@@ -42,15 +42,21 @@ for n in range({files}):
     noted.write_text(f"page p{{n}}.md, block 'b{{n}}'")
     (site / f"p{{n}}.html").write_text(sys.argv[1])
     time.sleep(float(sys.argv[2]))
+while os.environ.get("GATE") and not os.path.exists(os.environ["GATE"]):
+    time.sleep(0.01)  # held open by the test
 noted.write_text(sys.argv[3] if len(sys.argv) > 3 else "finished")
 sys.exit(int(sys.argv[4]) if len(sys.argv) > 4 else 0)
 """
 
 
-def start(root: Path, name: str, pause: float = 0.02, *more: str) -> subprocess.Popen:
+def start(
+    root: Path, name: str, pause: float = 0.02, *more: str, gate: Path | None = None
+) -> subprocess.Popen:
+    """The driver with the stand-in builder; one given a ``gate`` finishes once it exists."""
     builder = [sys.executable, "-c", BUILDER.format(files=FILES), name, str(pause), *more]
     command = [sys.executable, "-m", "build_support.site_swap", f"build {name}", "--", *builder]
     env = os.environ | {"PYTHONPATH": str(Path(site_swap.__file__).parents[1])}
+    env |= {"GATE": str(gate)} if gate else {}
     return subprocess.Popen(
         command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -123,10 +129,13 @@ def test_two_builds_at_once_take_turns_and_site_is_always_whole(checkout):
     watch = Watch(checkout)
     watch.start()
     for round_ in range(10):
-        first = start(checkout, f"a{round_}", 0.05)
+        gate = checkout.parent / f"gate{round_}"
+        first = start(checkout, f"a{round_}", gate=gate)
         holds(checkout, first)
         second = start(checkout, f"b{round_}")
-        said_second = second.communicate()[1]
+        said_second = second.stderr.readline()  # once it waits
+        gate.touch()  # the first may finish now
+        said_second += second.communicate()[1]
         said_first = first.communicate()[1]
         assert (first.returncode, second.returncode) == (0, 0), said_first + said_second
         assert "site/ is now this build" in said_first and "site/ is now this build" in said_second
@@ -235,14 +244,14 @@ def test_progress_names_the_step(tmp_path):
 
 
 def test_two_make_builds_of_one_checkout_at_once(tmp_path):
-    """Two cached ``make build``s of a one-page copy, the second started while the first runs:
-    both succeed, the second says it waited and for whom, site/ is whole and the last build's."""
+    """Two ``make build``s of a one-page copy, the second started while the first runs a block
+    (which waits for the test's gate): both succeed, the second says it waited and for whom;
+    site/ is whole, the last build's (the second reuses the first's output from the cache)."""
     (tmp_path / "docs").mkdir()
     (tmp_path / "mkdocs.yml").write_text(GUARD_CONFIG)
     shutil.copy2(ROOT / "Makefile", tmp_path / "Makefile")
     for name in (".venv", "node_modules"):
         (tmp_path / name).symlink_to(ROOT / name)
-    (tmp_path / "docs" / "index.md").write_text(page_with("print('cached')"))
     env = author_env() | BUILD_ENV | {CACHE_DIR_ENV: str(tmp_path / "cache")}
     command = ["make", "-s", "-o", ".venv/.synced", "-o", "node_modules/.installed", "build"]
 
@@ -256,25 +265,31 @@ def test_two_make_builds_of_one_checkout_at_once(tmp_path):
             text=True,
         )
 
-    first = make()
-    assert first.communicate() and first.returncode == 0  # fills the cache
     lock = tmp_path / "site.builds" / "lock"
-    for _ in range(2):
-        before = lock.read_text()  # the last holder's, left in the file
+    for round_ in range(2):
+        gate = tmp_path / f"gate{round_}"
+        code = f"import os, time\nwhile not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)"
+        (tmp_path / "docs" / "index.md").write_text(page_with(code + f"\nprint('round {round_}')"))
+        before = lock.read_text() if lock.exists() else ""  # the last holder's, left in it
         first = make()
         until = time.monotonic() + 60
-        while lock.read_text() in (before, ""):  # until the first build holds the lock
-            assert time.monotonic() < until
+        while (lock.read_text() if lock.exists() else "") in (before, ""):  # until it holds it
+            assert time.monotonic() < until and first.poll() is None, first.communicate()
             time.sleep(0.02)
         holder = json.loads(lock.read_text())["pid"]
         second = make()
-        said_second, said_first = second.communicate()[1], first.communicate()[1]
+        said_second = ""
+        while "waiting for" not in said_second and (line := second.stderr.readline()):
+            said_second += line
+        gate.touch()  # the first build's block may end now
+        said_second += second.communicate()[1]
+        said_first = first.communicate()[1]
         assert (first.returncode, second.returncode) == (0, 0), said_first + said_second
         assert (
             "make build: waiting for the other build of this checkout "
             f"(make build, process {holder}, " in said_second
         )
-        assert "cached" in (tmp_path / "site" / "index.html").read_text()
+        assert f"round {round_}" in (tmp_path / "site" / "index.html").read_text()
         assert (tmp_path / "site" / "404.html").exists() and (tmp_path / "site" / "assets").is_dir()
 
 
