@@ -90,29 +90,17 @@ DEV_ADDR ?= 127.0.0.1:8000
 serve: browser
 	$(BIN)/$(BUILDER) serve --strict -f mkdocs.yml --dev-addr $(DEV_ADDR) --watch examples --watch hooks
 
-# A build writes into $(STAGING) and replaces site/ only once it succeeded: mkdocs empties its
-# site_dir first and writes every page even when --strict then fails, so a failed build leaves
-# the previous site/ as it was, and no half-written one. mkdocs.yml's site_dir reads
-# COURSE_SITE_DIR (mike, which make publish runs, has no option for it).
-STAGING := site.building
-# A build that MkDocs ends with status 0 may still not have finished (its own process ended early;
-# a block's os._exit(0) ends only the block's worker, build_support/execution/workers.py):
-# the build writes its progress in $(PROGRESS), and only a finished one is swapped in, else the
-# block it was running is named (build_support/execution/progress.py).
-PROGRESS := $(STAGING).progress
-CHECK_PROGRESS := $(BIN)/python -m build_support.execution.progress check $(PROGRESS)
-DROP_STAGING := { rm -rf $(STAGING); $(CHECK_PROGRESS); exit 1; }
-FINISHED_OR_DROP := $(CHECK_PROGRESS) || $(DROP_STAGING)
-SWAP_IN_STAGING := rm -rf site.previous && { ! test -e site || mv site site.previous; } \
-	&& mv $(STAGING) site && rm -rf site.previous
+# A build writes into a folder of its own, site.builds/<build>/, and site (a link to the build
+# shown) is replaced by a link to it in one step once it finished: at every instant site/ is one
+# whole build, the old or the new, whatever is killed when. Builds of one checkout (make build,
+# make publish, make serve's rebuilds) take turns: a second one waits, saying for whose. A build
+# that failed or ended early leaves site/ as it was, and says the step it was in
+# (build_support/site_swap.py; build_lock.py; execution/progress.py).
+SITE_SWAP = $(BIN)/python -m build_support.site_swap
 
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing
 build: browser
-	rm -rf $(STAGING) $(PROGRESS)
-	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=$(FRESH) $(BIN)/$(BUILDER) build --strict -f mkdocs.yml \
-		|| $(DROP_STAGING)
-	@$(FINISHED_OR_DROP)
-	@$(SWAP_IN_STAGING)
+	FRESH=$(FRESH) $(SITE_SWAP) "make build" -- $(BIN)/$(BUILDER) build --strict -f mkdocs.yml
 
 ## check-cache: build with the cache and fresh (a copy, empty caches), side by side, into
 ## .cache/check-cache/; fail on any difference, naming the page, the block and the first line
@@ -144,17 +132,16 @@ lint: setup
 bench: build
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
-## publish: deploy $(VERSION) with alias latest to the local gh-pages branch (never pushes),
+## publish: deploy $(VERSION) to the local gh-pages branch (never pushes), alias latest if newest,
 ## executed fresh, then print which outputs changed since the previous version on gh-pages
-# mike runs the builder from PATH, so the virtual environment goes first on it.
-MIKE := PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m build_support.publishing.mike_builder $(BUILDER)
+# mike runs the builder from PATH, so the virtual environment goes first on it. latest goes to
+# $(VERSION) only where it is the newest version on gh-pages (by version order: a re-published
+# older version keeps its place; build_support/publishing/aliases.py).
+MIKE := env PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m build_support.publishing.mike_builder $(BUILDER)
 publish: setup
 	@test -n "$(VERSION)" || { echo "make publish: no version to deploy (see above)" >&2; exit 1; }
-	rm -rf $(STAGING) $(PROGRESS)
-	COURSE_SITE_DIR=$(STAGING) COURSE_BUILD_PROGRESS=$(PROGRESS) FRESH=1 \
-		$(MIKE) deploy --update-aliases $(VERSION) latest || $(DROP_STAGING)
-	@$(FINISHED_OR_DROP)
-	@$(SWAP_IN_STAGING)
+	deploy="$$($(BIN)/python -m build_support.publishing.aliases $(VERSION))" \
+		&& FRESH=1 $(SITE_SWAP) "make publish" -- $(MIKE) deploy $$deploy
 	$(MIKE) set-default latest
 	@$(BIN)/python -m build_support.publishing.record $(VERSION)
 
@@ -171,4 +158,4 @@ new-section: setup
 # folder that holds other things (~/.cache). It reads the build's settings, with MkDocs: .venv's.
 clean:
 	! test -x $(BIN)/python || $(BIN)/python -m build_support.caching.store clear
-	rm -rf site $(STAGING) $(PROGRESS) site.previous .cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf site site.builds site.building site.building.progress site.previous mike-mkdocs*.yml .cache .pytest_cache .ruff_cache .hypothesis

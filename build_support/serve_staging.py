@@ -11,6 +11,11 @@ only ever holds whole builds. Its long poll, which reloads the author's tab once
 shown, still waits as before. A rebuild that fails leaves the last whole build served.
 ``mkdocs build`` is untouched: the Makefile stages and swaps its site itself.
 
+Each serve build, the first and every rebuild, holds the checkout's build lock
+(``build_lock.py``) from its configuration to its end (``take_lock``, ``release_lock``), as
+``make build`` and ``make publish`` do: a ``make build`` beside ``make serve`` waits for the
+rebuild, saying so, and a rebuild waits for it (the last whole build is served meanwhile).
+
 This reaches into one private name of MkDocs 1.6's server (``_epoch_cond``), the last of the
 1.x line, and of ProperDocs' fork of it: ``tests/test_block_guard.py`` fails if it moves.
 """
@@ -22,10 +27,23 @@ import shutil
 import threading
 from pathlib import Path
 
+from . import build_lock
+
 SUFFIX = ".building"
 # Process scope: MkDocs loads the hooks afresh for every serve rebuild, and says the served
 # folder once (on_serve).
 SERVED: list[Path] = []
+LOCK = build_lock.Holding()  # its ``serving``: under ``mkdocs serve`` (on_startup says once)
+
+
+def take_lock(config_file: str) -> None:
+    """Under ``mkdocs serve``: the checkout's build lock, for this build (waited for)."""
+    if LOCK.serving:
+        LOCK.take(Path(config_file).resolve().parent, "make serve's rebuild")
+
+
+def release_lock() -> None:
+    LOCK.release()
 
 
 class _ServeWhatIsThere(threading.Condition):

@@ -75,8 +75,15 @@ def on_files(files, config):
 def on_page_markdown(markdown, page, config, files):
     build = state.current()
     build.page = page.file.src_uri
+    kind = "notebook" if build.page.endswith((".py", ".ipynb")) else "page"  # mkdocs-jupyter's
+    progress.note(f"{kind} {build.page}")
     session_runs.read_sessions(build, page.file.src_uri, markdown)
     return markdown
+
+
+def on_env(env, config, files):
+    progress.note("writing the pages")  # every page's blocks ran (hooks/wheel.py: the wheel next)
+    return env
 
 
 def on_pre_page(page, config, files):

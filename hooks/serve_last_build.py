@@ -14,15 +14,26 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 from build_support import serve_staging
 
 
+def on_startup(command, dirty):
+    if command == "serve":
+        serve_staging.LOCK.serving = True
+
+
 def on_serve(server, config, builder):
     serve_staging.serve_without_waiting(server)
     return server
 
 
 def on_config(config):
+    serve_staging.take_lock(config.config_file_path)  # one build of the checkout at a time
     config.site_dir = serve_staging.staged(config.site_dir)
     return config
 
 
 def on_post_build(config):
     serve_staging.move_in(config.site_dir)
+    serve_staging.release_lock()
+
+
+def on_build_error(error):
+    serve_staging.release_lock()

@@ -54,7 +54,7 @@ from mkdocs.structure.files import File
 
 from build_support import section, settings
 from build_support.caching.cache import Cache, key_of
-from build_support.execution import state
+from build_support.execution import progress, state
 from build_support.publishing.wheel_build import (
     Wheel,
     builder_version,
@@ -173,6 +173,7 @@ def on_files(files, config):
 
 def on_env(env, config, files):
     """Every page's blocks have run: build the wheel with their expected outputs."""
+    progress.note("the wheel")
     this = _this_build
     outputs = with_sections(_expected_outputs(this.version), this.sections)
     expected = json.dumps(outputs, indent=1, sort_keys=True).encode()
@@ -186,6 +187,7 @@ def on_env(env, config, files):
     if this.wheel.name != named:
         raise PluginError(f"wheel: built {this.wheel.name}, but the pages name {named}")
     this.file.content_bytes = this.wheel.content
+    progress.note("writing the pages")
     return env
 
 

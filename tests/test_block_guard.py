@@ -290,12 +290,15 @@ def test_a_failed_make_build_leaves_the_previous_site_as_it_was(site):
     assert result.returncode != 0
     assert FAILED + "SystemExit: 0" in result.stderr
     assert (site / "site" / "index.html").read_text() == before
-    assert not (site / "site.building").exists()
+    assert not list((site / "site.builds").glob("*.progress"))  # nor its staging folder
 
     result = make_build(site, "print('second')")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "second" in (site / "site" / "index.html").read_text()
-    assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
+    assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == [
+        "site",
+        "site.builds",  # the build shown, and the one before it, for its readers
+    ]
 
 
 def test_a_block_that_ends_its_process_with_status_0_keeps_the_site_and_is_named(site):
@@ -314,25 +317,10 @@ def test_a_block_that_ends_its_process_with_status_0_keeps_the_site_and_is_named
     assert FAILED + "its worker process ended with status 0 while it ran" in said
     assert "cannot stat" not in said
     assert (site / "site" / "index.html").read_text() == before
-    assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == ["site"]
-
-
-def test_a_build_process_that_ends_before_it_finished_is_named_by_its_progress(tmp_path):
-    """The Makefile's second line: whatever ends MkDocs itself early (a signal, a crash of the
-    build's own code), only a build whose progress says finished is swapped in."""
-    from build_support.execution import progress
-
-    written = tmp_path / "progress"
-    assert (
-        progress.check(written) == "the build ended before its first block (it wrote no progress)"
-    )
-    written.write_text("page index.md, block 'blk'")
-    assert progress.check(written) == (
-        "the build process ended while running page index.md, block 'blk', before the build "
-        "finished"
-    )
-    written.write_text(progress.FINISHED)
-    assert progress.check(written) is None
+    assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == [
+        "site",
+        "site.builds",  # the build shown, and the one before it, for its readers
+    ]
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,10 @@ PROCESS_SCOPED = {
         "the folder `mkdocs serve` serves, said once (on_serve), while it loads the hooks afresh "
         "for every rebuild"
     ),
+    "build_support.serve_staging.LOCK": (
+        "the checkout's build lock, held by `mkdocs serve` from a build's on_config to its end, "
+        "across the hooks loaded afresh for every rebuild"
+    ),
 }
 """Module-level state of ``build_support/``, and why the process is its scope."""
 

@@ -28,7 +28,7 @@ from ..build_command import CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
 from .compare import differences
 
 # Not copied to the fresh side: caches, builds, tools' state (node_modules is linked instead).
-_NOT_COPIED = {".git", ".venv", ".cache", "site", "node_modules", "test-artifacts"}
+_NOT_COPIED = {".git", ".venv", ".cache", "site", "site.builds", "node_modules", "test-artifacts"}
 _NOT_COPIED |= {".pytest_cache", ".ruff_cache", ".hypothesis", "__pycache__"}
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -45,6 +46,29 @@ PRUNE_TO = 0.75  # pruning goes below the bound, so that the next builds need no
 STALE_TEMP_S = 3600  # a temporary file this old was left by a writer that died
 
 _KEY = re.compile(r"[0-9A-Za-z_-]{8,128}")
+PRUNE_LOCK = ".prune.lock"
+"""Held (``fcntl.flock``) by the build pruning the store: builds sharing it (clones, users)
+never prune at once; the builds of one checkout take turns anyway (``build_lock.py``)."""
+
+
+@contextlib.contextmanager
+def _alone(path: Path):
+    """Whether this process holds the lock at ``path`` now (never waits); True where the store
+    cannot hold a lock file (read-only): nothing will be deleted there anyway."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError:
+        yield True
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
 
 
 def read_umask() -> int:
@@ -176,6 +200,10 @@ class FileStore(Store):
         return found
 
     def prune(self, limit_bytes: int = LIMIT_BYTES) -> int:
+        with _alone(self.root / PRUNE_LOCK) as alone:
+            return self._prune(limit_bytes) if alone else 0  # another build prunes it now
+
+    def _prune(self, limit_bytes: int) -> int:
         entries = self.entries()
         now, removed = time.time(), 0
         for path, stat in entries:

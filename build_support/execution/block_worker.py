@@ -34,7 +34,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
-from . import reads
+from . import process_tree, reads
 
 _HEADER = ">I"  # a frame's length, before its JSON
 FILE_NAME = "<code block: id {id}>"
@@ -244,6 +244,9 @@ def _frame(frame: traceback.FrameSummary, code: str, block_id: str, package: str
 def main(config: dict[str, Any]) -> None:
     """Import ahead, say ready, then run each block asked for until the build closes the pipe
     (or kills the process group)."""
+    # Nothing below the worker outlives it, nor the worker its build (process_tree.py).
+    kept = process_tree.keep_descendants()
+    process_tree.end_with_build(config["requests_fd"])
     requests = os.fdopen(config["requests_fd"], "rb")
     replies = os.fdopen(config["replies_fd"], "wb")
     worker = Worker(config, replies)
@@ -255,7 +258,7 @@ def main(config: dict[str, Any]) -> None:
                 __import__(name)
     worker.read_ahead = opened.read - opened.written
     signal.signal(WHERE_SIGNAL, worker.say_where)
-    send(replies, {"kind": "ready", "pid": os.getpid()})
+    send(replies, {"kind": "ready", "pid": os.getpid(), "kept": kept})
     while (request := _receive(requests)) is not None:
         send(replies, worker.run(request))
     os._exit(0)  # a block's non-daemon thread must not keep the worker alive

@@ -32,7 +32,8 @@ from pathlib import Path
 
 from .. import settings
 from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SAID
-from .workers import POLL_S, memory_cap_said, resident_bytes
+from .process_tree import resident_bytes
+from .workers import POLL_S, memory_cap_said
 
 
 class NotebookError(Exception):

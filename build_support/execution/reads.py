@@ -13,11 +13,21 @@ and the Python version), ``/proc``, ``/sys`` and ``/dev`` (the backend label), a
 of them: ``caching/reach.py``; the block that first imports the package would otherwise re-run
 on an edit to any of its modules). A module of it read as a file is recorded. A file under the
 project is stored by its path in the project, so an entry survives a move of the checkout.
+
+Not recorded either: what lies under the user's own caches (``$XDG_CACHE_HOME``, else
+``~/.cache``) and matplotlib's font list (``fontlist-*.json``, in ``$MPLCONFIGDIR`` where it is
+set). They are caches of what is recorded or keyed elsewhere (the fonts come with the
+packages under ``sys.prefix``), differ from user to user, and may be unreadable to another
+user: an entry that recorded one failed every build of a colleague who shared the store. A
+user's settings (``~/.config/matplotlib/matplotlibrc``, ``$MPLCONFIGDIR/matplotlibrc``) are
+recorded. A recorded file that this user cannot open is a miss, with one ``cache warning``:
+the block runs again, and the build goes on.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sys
 import threading
@@ -77,9 +87,25 @@ def recorded(package_dir: str | None) -> Iterator[Opened]:
             outer.written |= inner.written
 
 
+def user_caches() -> tuple[str, ...]:
+    """The folders of the user's own caches, each ending in a separator."""
+    home = os.path.expanduser("~")
+    caches = {os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")}
+    return tuple(os.path.realpath(folder) + os.sep for folder in caches if folder)
+
+
+def _font_list(path: str) -> bool:
+    """matplotlib's font list: a cache of the fonts it found, wherever ``MPLCONFIGDIR`` puts it."""
+    name = os.path.basename(path)
+    return name.startswith("fontlist-") and name.endswith(".json")
+
+
 def _excluded(path: str) -> bool:
-    """Python's own files (and compiled modules: their bytes change with every compile)."""
+    """Python's own files (and compiled modules: their bytes change with every compile), and
+    the user's own caches."""
     if path.startswith(_SYSTEM) or path.endswith(".pyc") or "/__pycache__/" in path:
+        return True
+    if _font_list(path) or os.path.realpath(path).startswith(user_caches()):
         return True
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
     return any(path.startswith(prefix + os.sep) for prefix in prefixes)
@@ -94,7 +120,10 @@ def digests(read: Iterable[str], written: Iterable[str], project_root: Path) -> 
         if _excluded(path) or not os.path.isfile(path):
             continue
         name = path.removeprefix(root) if path.startswith(root) else path
-        found[name] = _digest(Path(path))
+        try:
+            found[name] = _digest(Path(path))
+        except OSError:  # the block could read it, the build cannot: never reused
+            found[name] = "unreadable"
     return found
 
 
@@ -103,7 +132,17 @@ def changed(stored: dict[str, str] | None, project_root: Path) -> list[str]:
     reasons = []
     for name, digest in (stored or {}).items():
         path = project_root / name  # an absolute name stays absolute
-        current = _digest(path) if path.is_file() else None
+        if _excluded(str(path)):  # recorded before caches were left out: not an input
+            continue
+        try:
+            current = _digest(path) if path.is_file() else None
+        except OSError as error:  # another user's file, say: a miss, never a failure
+            reason = f"`{name}` cannot be read here ({error.strerror or error})"
+            logging.getLogger("course.store").warning(
+                "a block's recorded read: %s; ran again", reason
+            )
+            reasons.append(f"{reason} (read by the block)")
+            continue
         if current != digest:
             what = "changed" if current else "gone"
             reasons.append(f"`{name}` {what} (read by the block)")

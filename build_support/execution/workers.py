@@ -41,8 +41,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import process_tree
 from .block_worker import BOOT, HEADER_SIZE, WHERE_SIGNAL, frame_length, send
 from .limits import OUTPUT_SAID, TIMEOUT_HINT
+from .process_tree import resident_bytes
 
 POLL_S = 0.1  # how often a running block's memory is read
 WHERE_WAIT_S = 1.0  # past its time limit, how long a block's worker may take to say where it is
@@ -97,6 +99,8 @@ class Worker:
     console: bytearray = field(default_factory=bytearray)  # stdout/stderr not yet forwarded
     console_size: int = 0
     ready: bool = False
+    kept: bool = True  # its descendants stay below it (process_tree.keep_descendants)
+    block_id: str = ""  # the last block it ran
     ended: str = ""  # why it can run no more blocks
     closed: bool = False
 
@@ -133,14 +137,15 @@ class Worker:
     def wait_ready(self) -> None:
         """Until the worker has imported ahead and said so; ``BlockError`` if it cannot."""
         if not self.ready:
-            self._wait("ready", time.monotonic() + START_TIMEOUT_S, None)
-            self.ready = True
+            said = self._wait("ready", time.monotonic() + START_TIMEOUT_S, None)
+            self.ready, self.kept = True, said.get("kept", True)
 
     def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]:
         """Run one block; its reply (``done``), or ``BlockError`` saying why it failed."""
         if self.ended:
             raise BlockError(f"its session's worker had ended at an earlier block: {self.ended}")
         self.wait_ready()
+        self.block_id = block_id
         try:
             send(self.requests, {"code": code, "id": block_id, "timed": timed})
         except OSError:
@@ -226,7 +231,7 @@ class Worker:
         sys.stderr.flush()
 
     def _check_memory(self) -> None:
-        used = resident_bytes(self.process.pid)
+        used = resident_bytes(self.process.pid)  # subreaped: what it detached too
         if used > self.limits.memory_bytes:
             self._fail(f"it used {used / 2**30:.1f} GiB, past {self.limits.memory_said()}")
 
@@ -270,8 +275,12 @@ class Worker:
         if self.closed:
             return
         self.closed = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)
+        process_tree.end_tree(self.process.pid)  # its group, and all it detached (setsid)
+        if not self.kept and self.block_id:
+            sys.stderr.write(
+                f"WARNING -  block {self.block_id!r}: {process_tree.NOT_KEPT}; any it left "
+                "running could not be ended\n"
+            )
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
         for closing in (self.requests.close, self.process.stdout.close):
@@ -280,22 +289,6 @@ class Worker:
         with contextlib.suppress(OSError):
             os.close(self.replies)
         self.ended = self.ended or "its session's worker was closed"
-
-
-def resident_bytes(pid: int) -> int:
-    """Resident memory of process ``pid`` and every process it started (0 once it is gone)."""
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0
-    total = 0
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            total += process.memory_info().rss
-    return total
 
 
 class LazyWorker:

@@ -29,7 +29,7 @@ from mkdocs.exceptions import PluginError
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from .. import section
+from .. import disk_space, section
 from ..caching.cache import Cache, log
 from ..caching.store import EntryFault
 from ..section import PACKAGE
@@ -130,12 +130,15 @@ def cached_wheel(project: Path, cache: Cache, key: str, expected: Path | None = 
     env = {**os.environ, EXPECTED_OUTPUTS_ENV: str(expected)} if expected else None
     with tempfile.TemporaryDirectory(prefix="wheel-") as staging:
         result = subprocess.run(
-            [uv_executable(), "build", "--wheel", "--quiet", "--out-dir", staging, str(project)],
+            [uv_executable(), "build", "--wheel", "--out-dir", staging, str(project)],
             capture_output=True,
             text=True,
             env=env,
         )
         wheels = sorted(Path(staging).glob("*.whl"))
+        # Not --quiet: the backend's own error says a full disk (its traceback is not shown).
+        if any(words in result.stderr for words in disk_space.NO_SPACE_WORDS):
+            raise PluginError("wheel: " + disk_space.said(staging, "the wheel"))
         if result.returncode != 0 or len(wheels) != 1:
             raise PluginError(f"wheel: `uv build --wheel` failed in {project}:\n{result.stderr}")
         wheel = Wheel(wheels[0].name, wheels[0].read_bytes())

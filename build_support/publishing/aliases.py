@@ -1,0 +1,55 @@
+"""Which aliases ``make publish`` gives the version it deploys: ``latest`` only where that
+version is the newest on the gh-pages branch, by version order.
+
+mike moves an alias to whichever version is deployed with it: re-publishing an older version
+(a fix to v2026.07.20 after v2026.08.01) once moved ``latest`` back to it, and left the newest
+with no alias in ``versions.json``. Version order: PEP 440's (``packaging``), after a leading
+``v``, so ``v2026.08.01`` is newer than ``v2026.07.20`` and ``v2026.10.01`` newer than
+``v2026.9.30``; a name that is not a version is never placed above one that is.
+
+    python -m build_support.publishing.aliases VERSION   # mike deploy's arguments, printed
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+LATEST = "latest"
+BRANCH = "gh-pages"
+
+
+def order(name: str) -> tuple[int, Version | str]:
+    """A sort key: versions by PEP 440, after every name that is not one."""
+    try:
+        return (1, Version(name.removeprefix("v")))
+    except InvalidVersion:
+        return (0, name)
+
+
+def published(repo: Path, branch: str = BRANCH) -> list[str]:
+    """The versions on ``branch``'s ``versions.json`` (none: no branch, or no file yet)."""
+    shown = subprocess.run(
+        ["git", "show", f"{branch}:versions.json"], cwd=repo, capture_output=True, text=True
+    )
+    if shown.returncode != 0:
+        return []
+    return [entry["version"] for entry in json.loads(shown.stdout)]
+
+
+def deploy_arguments(version: str, versions: list[str]) -> list[str]:
+    """``mike deploy``'s arguments for ``version``: with ``latest`` where it is the newest."""
+    newest = max([*versions, version], key=order)
+    if order(version) >= order(newest):
+        return ["--update-aliases", version, LATEST]
+    return [version]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python -m build_support.publishing.aliases VERSION")
+    print(" ".join(deploy_arguments(sys.argv[1], published(Path.cwd()))))
