@@ -113,7 +113,8 @@ class Worker:
         self.code = ""
         self.block_id = ""
         self.in_block = False
-        self.read_ahead: set[str] = set()  # read while importing ahead (``main``)
+        self.read_ahead: set[str] = set()  # read while importing ahead (``import_ahead``)
+        self.compile_cache = config.get("compile_cache")  # JAX's: in no block's reads
         self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -149,8 +150,8 @@ class Worker:
                 "the build could not describe where it ran: " + (described["summary"])
             )
             return {"kind": "failed"} | described
-        read = compile_cache.outside(opened.read | self.read_ahead)
-        written = compile_cache.outside(opened.written)
+        read = compile_cache.outside(opened.read | self.read_ahead, self.compile_cache)
+        written = compile_cache.outside(opened.written, self.compile_cache)
         reads_said = {"read": sorted(read), "written": sorted(written)}
         return {"kind": "done", "output": output.text()} | said | reads_said
 

@@ -35,7 +35,6 @@ from pathlib import Path
 
 FOLDER = "jax-compilation"
 _fresh: list[str] = []  # the folder of a FRESH=1 process, made once
-_enabled: list[str] = []  # in a worker: the folder in use, its reads and writes not recorded
 
 
 def machine_key() -> str:
@@ -77,12 +76,14 @@ def enable(folder: str | None) -> None:
         return
     import jax
 
-    _enabled.append(os.path.abspath(folder) + os.sep)
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 
-def outside(paths: Iterable[str]) -> set[str]:
-    """``paths`` less those in the cache folder in use: JAX's entries are in no block's key."""
-    return {path for path in paths if not (_enabled and path.startswith(_enabled[0]))}
+def outside(paths: Iterable[str], folder: str | None) -> set[str]:
+    """``paths`` less those in the cache ``folder``: JAX's entries are in no block's key."""
+    if not folder:
+        return set(paths)
+    inside = os.path.abspath(folder) + os.sep
+    return {path for path in paths if not path.startswith(inside)}

@@ -36,7 +36,7 @@ import struct
 import sys
 from typing import Any
 
-from . import block_worker, reads
+from . import block_worker
 
 BOOT = (
     "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
@@ -108,7 +108,9 @@ def _openblas() -> Any:
     return None
 
 
-def _become_worker(request: dict[str, Any], fds: list[int], sock: socket.socket) -> None:
+def _become_worker(
+    request: dict[str, Any], fds: list[int], sock: socket.socket, read_ahead: set[str]
+) -> None:
     """In the child: a worker of its own group, with the build's pipes; never returns."""
     try:
         os.setsid()  # a session and process group of its own: the build kills it whole
@@ -136,12 +138,9 @@ def _become_worker(request: dict[str, Any], fds: list[int], sock: socket.socket)
             sys.modules["numpy"].random.seed()
         os.chdir(config["cwd"])
         sys.path[:] = config["sys_path"]
-        block_worker.serve(config, requests_fd, replies_fd, set(READ_AHEAD))
+        block_worker.serve(config, requests_fd, replies_fd, read_ahead)
     finally:
         os._exit(70)  # serve ends the process itself; anything else is a failure to start
-
-
-READ_AHEAD: set[str] = set()  # what importing ahead read, digested with every block's reads
 
 
 def _ended(children: dict[int, bool], sock: socket.socket) -> None:
@@ -173,11 +172,7 @@ def _release(pid: int, children: dict[int, bool]) -> None:
 def main(config: dict[str, Any]) -> None:
     """Import ahead, say ready, then fork a worker for each request until the build goes."""
     sock = socket.socket(fileno=config["socket_fd"])
-    with reads.recorded(config["package_dir"]) as opened:
-        for name in block_worker.PREIMPORT:
-            with contextlib.suppress(ImportError):  # an extra that is not installed: on use
-                __import__(name)
-    READ_AHEAD.update(opened.read - opened.written)
+    read_ahead = block_worker.import_ahead(config["package_dir"])  # digested with every block's
     send(sock, {"kind": "ready", "pid": os.getpid(), "threads": threads()})
     children: dict[int, bool] = {}  # pid -> its end said
     try:
@@ -201,7 +196,7 @@ def main(config: dict[str, Any]) -> None:
                 continue
             pid = os.fork()
             if pid == 0:
-                _become_worker(request, fds, sock)
+                _become_worker(request, fds, sock, read_ahead)
             for fd in fds:
                 os.close(fd)
             children[pid] = False

@@ -144,7 +144,7 @@ class Template:
     def status(self, pid: int, timeout: float) -> int | None:
         """How worker ``pid`` ended, waiting up to ``timeout`` s; None while it runs."""
         until = time.monotonic() + timeout
-        while pid not in self.ended:
+        while pid not in self.ended and self.socket.fileno() >= 0:
             left = until - time.monotonic()
             if left < 0 or not self._pump(max(left, 0)):
                 break
@@ -192,6 +192,11 @@ class Template:
             self.process.wait()
 
 
+def _environment() -> tuple:
+    """The variables the template imported with (pytest's note of the running test apart)."""
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"))
+
+
 def how_workers_start() -> str:
     """ "fork", or why workers are spawned here."""
     if os.environ.get(START_ENV) == "spawn":
@@ -212,6 +217,7 @@ class Workers:
     template: Template | None = None
     spare: Worker | None = None
     running: list[Worker] = field(default_factory=list)
+    retired: list[Template] = field(default_factory=list)  # closed once their workers end
     started_for: tuple = ()  # what the template or spare started with: a change discards it
     spawn_why: str = ""  # why workers are spawned, once said
     at_exit: bool = False
@@ -221,16 +227,20 @@ class Workers:
         if not self.at_exit:  # an interrupted build too ends its workers
             atexit.register(self.close)
             self.at_exit = True
-        wanted = (limits, package, package_dir, cache, tuple(sys.path), tuple(os.environ.items()))
-        if self.started_for != wanted:
+        wanted = (package_dir, tuple(sys.path), _environment())
+        if self.started_for != wanted:  # the template imported with another path or variables
             self._discard()
             self.started_for = wanted
+        if self.spare is not None and self.spare.started_for != (limits, package, cache):
+            self.spare.close()
+            self.spare = None
         worker = self._forked(limits, package, package_dir, cache) if not self.spawn_why else None
         if worker is None:
             worker = self.spare if self.spare and self.spare.alive() else None
             if worker is None:
                 worker = spawn(limits, package, package_dir, cache)
             self.spare = spawn(limits, package, package_dir, cache)  # the next starts warm
+            self.spare.started_for = (limits, package, cache)
         self.running.append(worker)
         return worker
 
@@ -264,13 +274,16 @@ class Workers:
         for worker in self.running:
             worker.close()
         self.running.clear()
+        for template in self.retired:
+            template.close()
+        self.retired.clear()
 
     def _discard(self) -> None:
         if self.spare is not None:
             self.spare.close()
             self.spare = None
-        if self.template is not None:
-            self.template.close()
+        if self.template is not None:  # its running workers keep it until their session ends
+            self.retired.append(self.template)
             self.template = None
 
     def close(self) -> None:

@@ -95,6 +95,7 @@ class Worker:
     ready: bool = False
     ended: str = ""  # why it can run no more blocks
     closed: bool = False
+    started_for: tuple = ()  # what a spare was started for (``worker_start.Workers``)
 
     def alive(self) -> bool:
         return not self.ended and self.process.poll() is None
