@@ -52,7 +52,11 @@ BLOCKS = (  # {n}: the page's number, so that every block's code is its own
     "print(len(sequential_vs_parallel_flowchart(BATCH).splitlines()), {n})",
 )
 USES_COUNTING = 2  # of the 8 blocks above
-PRODUCT = 'return as_count("batch_size", batch_size) * as_count("feature_count", feature_count)'
+# counting.py's product (``_as_count`` in older commits), with the edit's ``+ k - k`` if any
+PRODUCT = re.compile(
+    r'(return _?as_count\("batch_size", batch_size\) \* _?as_count\("feature_count", '
+    r"feature_count\))(?: \+ \d+ - \d+)?"
+)
 _EXEC_ON = re.compile(r'exec="(?!no"|off"|false"|0")[^"]*"')
 _REPORT = re.compile(r"(\d+) blocks and (\d+) notebooks?: (\d+) ran, (\d+) reused")
 _RAN_ROW = re.compile(r"<tr><td>(course/[^<]*)</td><td><code>[^<]+</code></td><td>ran</td>")
@@ -96,12 +100,13 @@ def build(project: Path) -> tuple[float, tuple[int, int, int]]:
     return seconds, (blocks + notebooks, ran, len(_RAN_ROW.findall(report)))
 
 
-def edit(project: Path, old: str, new: str) -> None:
+def edit(project: Path, number: int) -> None:
+    """``+ number - number`` added to counting.py's product (replacing an earlier edit)."""
     path = project / "examples" / "counting.py"
-    text = path.read_text()
-    if old not in text:
-        raise SystemExit(f"benchmarks/course_scale.py: {old!r} not in examples/counting.py")
-    path.write_text(text.replace(old, new, 1))
+    text, found = PRODUCT.subn(rf"\1 + {number} - {number}", path.read_text(), count=1)
+    if not found:
+        raise SystemExit(f"benchmarks/course_scale.py: {PRODUCT.pattern} not in counting.py")
+    path.write_text(text)
 
 
 def tree_of(commit: str, where: Path) -> Path:
@@ -118,14 +123,11 @@ def cold_and_edits(project: Path, repeats: int, plain: Path | None = None) -> di
     found = {"cold": build(project), "unchanged": [], "unexecuted": [], "edits": []}
     if plain is not None:
         build(plain)  # its notebook and wheel stored: what is left is rendering
-    previous = PRODUCT
     for number in range(1, repeats + 1):
         found["unchanged"].append(build(project)[0])
         if plain is not None:
             found["unexecuted"].append(build(plain)[0])
-        edited = f"{PRODUCT} + {number} - {number}"
-        edit(project, previous, edited)
-        previous = edited
+        edit(project, number)
         found["edits"].append(build(project))
     return found
 
@@ -141,6 +143,7 @@ def main() -> None:
         executed = make_copy(Path(tmp, "executed"), args.pages, executed=True)
         plain = make_copy(Path(tmp, "unexecuted"), args.pages, executed=False)
         ours = cold_and_edits(executed, args.repeats, plain)
+        print(f"# ours done: cold {ours['cold'][0]:.2f} s", flush=True)
         theirs = None
         if args.against:
             source = tree_of(args.against, Path(tmp, "against-tree"))
