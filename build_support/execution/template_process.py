@@ -34,6 +34,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from typing import Any
 
 from . import block_worker
@@ -161,9 +162,21 @@ def _ended(children: dict[int, bool], sock: socket.socket) -> None:
         send(sock, {"kind": "ended", "pid": pid, "status": status})
 
 
+def _until_its_own_group(pid: int) -> None:
+    """Wait (microseconds) until the child leads a group of its own: the build kills the group
+    by its pid, and a group not made yet would not be found."""
+    with contextlib.suppress(ProcessLookupError):
+        while os.getpgid(pid) != pid:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return  # it ended first: said by ``_ended``
+            time.sleep(0.0005)
+
+
 def _release(pid: int, children: dict[int, bool]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)  # not reaped yet: the pid is still this child's
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
     children.pop(pid, None)
@@ -200,6 +213,7 @@ def main(config: dict[str, Any]) -> None:
             for fd in fds:
                 os.close(fd)
             children[pid] = False
+            _until_its_own_group(pid)
             send(sock, {"kind": "forked", "pid": pid})
     finally:
         for pid in list(children):
