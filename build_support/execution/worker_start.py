@@ -17,24 +17,19 @@ A forked worker's parent is the template, which says how it ended (``Forked``).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import logging
 import os
-import select
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import template_process
 from .block_worker import BOOT
+from .template_handle import Template, Unusable
 from .workers import Limits, Worker
 
 START_ENV = "COURSE_WORKER_START"  # "spawn": every worker a fresh interpreter (as on macOS)
-START_TIMEOUT_S = 300.0  # a template that has not imported jax by then is stuck
 log = logging.getLogger("mkdocs.hooks.execution")
 
 
@@ -85,111 +80,6 @@ def spawn(limits: Limits, package: str, package_dir: str | None, cache: str | No
     for fd in worker_ends:
         os.close(fd)
     return _worker(limits, process, build_ends)
-
-
-class Unusable(Exception):
-    """The template process cannot fork a worker safely: why."""
-
-
-@dataclass
-class Forked:
-    """A worker forked by the template, as ``subprocess.Popen`` shows a child to ``Worker``:
-    its status comes from the template, which reaps it only on ``release``."""
-
-    pid: int
-    template: Template
-
-    def poll(self) -> int | None:
-        return self.template.status(self.pid, 0)
-
-    def wait(self, timeout: float) -> int:
-        status = self.template.status(self.pid, timeout)
-        if status is None:
-            raise subprocess.TimeoutExpired("worker", timeout)
-        return status
-
-    def release(self) -> None:
-        self.template.release(self.pid)
-
-
-class Template:
-    """The build's side of the template process: its socket, and how its workers ended."""
-
-    def __init__(self, package_dir: str | None) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        config = {"sys_path": sys.path, "socket_fd": theirs.fileno(), "package_dir": package_dir}
-        blas = template_process.BLAS_THREADS
-        self.blas_environment = {blas: os.environ.get(blas)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", template_process.BOOT, json.dumps(config)],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env=os.environ | {blas: "1"},  # OpenBLAS starts no thread pool: forking is safe
-        )
-        theirs.close()
-        self.socket = ours
-        self.ended: dict[int, int] = {}
-        ready = self._next("ready", START_TIMEOUT_S)
-        if ready.get("threads") != 1:
-            self.close()
-            raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
-
-    def fork(self, config: dict[str, Any], worker_ends: tuple[int, int, int]) -> Forked:
-        config = config | {"blas_environment": self.blas_environment}
-        template_process.send(self.socket, {"kind": "fork", "config": config}, worker_ends)
-        reply = self._next("forked", START_TIMEOUT_S)
-        return Forked(reply["pid"], self)
-
-    def status(self, pid: int, timeout: float) -> int | None:
-        """How worker ``pid`` ended, waiting up to ``timeout`` s; None while it runs."""
-        until = time.monotonic() + timeout
-        while pid not in self.ended and self.socket.fileno() >= 0:
-            left = until - time.monotonic()
-            if left < 0 or not self._pump(max(left, 0)):
-                break
-        return self.ended.get(pid)
-
-    def release(self, pid: int) -> None:
-        """Its process group killed, worker ``pid`` is reaped by the template."""
-        with contextlib.suppress(OSError):
-            template_process.send(self.socket, {"kind": "release", "pid": pid})
-        self.ended.pop(pid, None)
-
-    def _next(self, kind: str, timeout: float) -> dict[str, Any]:
-        until = time.monotonic() + timeout
-        while (left := until - time.monotonic()) > 0:
-            message = self._pump(left)
-            if message is None:
-                break
-            if message["kind"] == kind:
-                return message
-            if message["kind"] == "refused":
-                raise Unusable(f"the template process refused to fork: {message['why']}")
-        status = self.process.poll()
-        self.close()
-        raise Unusable(f"the template process did not say {kind!r} (status {status})")
-
-    def _pump(self, timeout: float) -> dict[str, Any] | None:
-        """The template's next message within ``timeout`` (a worker's end is kept)."""
-        ready, _, _ = select.select([self.socket], [], [], timeout)
-        received = template_process.receive(self.socket) if ready else None
-        if received is None:
-            return None
-        message, _ = received
-        if message["kind"] == "ended":
-            self.ended[message["pid"]] = message["status"]
-        return message
-
-    def close(self) -> None:
-        """The template goes, and with it every worker it still holds (it kills their groups)."""
-        with contextlib.suppress(OSError):
-            self.socket.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 def _environment() -> tuple:

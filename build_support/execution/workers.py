@@ -85,7 +85,7 @@ class Worker:
     """One worker process and its pipes, seen from the build (started by ``worker_start.py``)."""
 
     limits: Limits
-    process: Any  # subprocess.Popen, or worker_start.Forked: its pid, poll() and wait()
+    process: Any  # subprocess.Popen, or template_handle.Forked: pid, poll(), wait()
     requests: Any  # the pipe the build writes requests to
     replies: int  # the file descriptor the build reads replies from
     output: int  # the file descriptor the build reads the worker's stdout and stderr from
