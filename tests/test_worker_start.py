@@ -121,3 +121,15 @@ def test_a_fresh_build_uses_a_compilation_cache_of_its_process_own(tmp_path):
     assert fresh == compile_cache.directory(tmp_path, fresh=True)
     assert not Path(fresh).is_relative_to(tmp_path)
     assert compile_cache.directory(tmp_path, fresh=False) != fresh
+
+
+def test_the_compilation_cache_is_pruned_oldest_first_past_its_limit(tmp_path):
+    folder = tmp_path / compile_cache.FOLDER
+    (folder / "other-machine").mkdir(parents=True)
+    for age, name in enumerate(["newest", "middle", "oldest"]):
+        path = folder / "other-machine" / name
+        path.write_bytes(b"x" * 400)
+        os.utime(path, (1_000_000 - age, 1_000_000 - age))
+    assert compile_cache.prune(folder, limit_bytes=1000) == 2  # down to 750 bytes at most
+    assert [p.name for p in (folder / "other-machine").iterdir()] == ["newest"]
+    assert compile_cache.prune(folder, limit_bytes=1000) == 0

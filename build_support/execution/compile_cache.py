@@ -24,6 +24,7 @@ The files JAX reads and writes in it are not a block's reads (``reads.py``): the
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import os
 import platform
@@ -34,6 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 FOLDER = "jax-compilation"
+LIMIT_BYTES = 100 * 2**20  # past it, the oldest entries go (JAX itself would need filelock)
 _fresh: list[str] = []  # the folder of a FRESH=1 process, made once
 
 
@@ -66,7 +68,26 @@ def directory(cache_dir: Path, fresh: bool) -> str:
             _fresh.append(tempfile.mkdtemp(prefix="course-jax-compilation-"))
             atexit.register(shutil.rmtree, _fresh[0], True)
         return _fresh[0]
+    prune(cache_dir / FOLDER)
     return str((cache_dir / FOLDER / machine_key()).resolve())
+
+
+def prune(folder: Path, limit_bytes: int = LIMIT_BYTES) -> int:
+    """Delete the oldest entries past ``limit_bytes`` (every machine's), down to 3/4 of it; how
+    many. A worker that misses one compiles again: pruning can only cost time."""
+    found = []
+    for path in folder.rglob("*") if folder.is_dir() else ():
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                found.append((path.stat().st_mtime, path.stat().st_size, path))
+    total, removed = sum(size for _, size, _ in found), 0
+    for _, size, path in sorted(found) if total > limit_bytes else ():
+        if total <= limit_bytes * 3 // 4:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            total, removed = total - size, removed + 1
+    return removed
 
 
 def enable(folder: str | None) -> None:
