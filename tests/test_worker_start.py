@@ -133,3 +133,15 @@ def test_the_compilation_cache_is_pruned_oldest_first_past_its_limit(tmp_path):
     assert compile_cache.prune(folder, limit_bytes=1000) == 2  # down to 750 bytes at most
     assert [p.name for p in (folder / "other-machine").iterdir()] == ["newest"]
     assert compile_cache.prune(folder, limit_bytes=1000) == 0
+
+
+def test_a_template_whose_read_ahead_files_changed_is_not_forked_from_again(build, tmp_path):
+    look(build)
+    template = state.PROCESS.workers.template
+    assert template.read_ahead  # matplotlib's font list, at least: files outside Python's own
+    seen = tmp_path / "matplotlibrc"
+    seen.write_text("a setting")
+    template.read_ahead[str(seen)] = (0, 0)  # as if importing ahead had read it, since changed
+    first, _ = look(build)
+    assert state.PROCESS.workers.template is not template
+    assert first["parent"] == state.PROCESS.workers.template.process.pid

@@ -77,7 +77,7 @@ def recorded(package_dir: str | None) -> Iterator[Opened]:
             outer.written |= inner.written
 
 
-def _excluded(path: str) -> bool:
+def excluded(path: str) -> bool:
     """Python's own files (and compiled modules: their bytes change with every compile)."""
     if path.startswith(_SYSTEM) or path.endswith(".pyc") or "/__pycache__/" in path:
         return True
@@ -91,7 +91,7 @@ def digests(read: Iterable[str], written: Iterable[str], project_root: Path) -> 
     root = str(project_root.resolve()) + os.sep
     found = {}
     for path in sorted(set(read) - set(written)):
-        if _excluded(path) or not os.path.isfile(path):
+        if excluded(path) or not os.path.isfile(path):
             continue
         name = path.removeprefix(root) if path.startswith(root) else path
         found[name] = _digest(Path(path))

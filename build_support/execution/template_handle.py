@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import template_process
+from . import reads, template_process
 
 START_TIMEOUT_S = 300.0  # a template that has not imported jax by then is stuck
 
@@ -66,9 +66,15 @@ class Template:
         self.socket = ours
         self.ended: dict[int, int] = {}
         ready = self._next("ready", START_TIMEOUT_S)
+        self.read_ahead = {path: _signature(path) for path in _outside_python(ready["read_ahead"])}
         if ready.get("threads") != 1:
             self.close()
             raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
+
+    def stale(self) -> bool:
+        """A file importing ahead read (matplotlib's settings, say) changed since: under
+        ``mkdocs serve`` the next worker must import it afresh, as a spawned one would."""
+        return any(_signature(path) != seen for path, seen in self.read_ahead.items())
 
     def fork(self, config: dict[str, Any], worker_ends: tuple[int, int, int]) -> Forked:
         config = config | {"blas_environment": self.blas_environment}
@@ -125,3 +131,16 @@ class Template:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _outside_python(paths: list[str]) -> list[str]:
+    """Those not Python's own (``reads``: keyed by uv.lock and the Python version)."""
+    return [path for path in paths if not reads.excluded(path)]
+
+
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size

@@ -186,7 +186,8 @@ def main(config: dict[str, Any]) -> None:
     """Import ahead, say ready, then fork a worker for each request until the build goes."""
     sock = socket.socket(fileno=config["socket_fd"])
     read_ahead = block_worker.import_ahead(config["package_dir"])  # digested with every block's
-    send(sock, {"kind": "ready", "pid": os.getpid(), "threads": threads()})
+    said = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead)}
+    send(sock, {"kind": "ready"} | said)
     children: dict[int, bool] = {}  # pid -> its end said
     try:
         while True:

@@ -117,8 +117,11 @@ class Workers:
         if not self.at_exit:  # an interrupted build too ends its workers
             atexit.register(self.close)
             self.at_exit = True
+        # A template that imported with another path or variables, or read files since changed,
+        # is not what a worker spawned now would be:
         wanted = (package_dir, tuple(sys.path), _environment())
-        if self.started_for != wanted:  # the template imported with another path or variables
+        stale = self.template is not None and self.template.stale()
+        if self.started_for != wanted or stale:
             self._discard()
             self.started_for = wanted
         if self.spare is not None and self.spare.started_for != (limits, package, cache):
