@@ -80,6 +80,7 @@ class Template:
         config = config | {"blas_environment": self.blas_environment}
         template_process.send(self.socket, {"kind": "fork", "config": config}, worker_ends)
         reply = self._next("forked", START_TIMEOUT_S)
+        self.ended.pop(reply["pid"], None)  # said of an earlier child with that pid, since reaped
         return Forked(reply["pid"], self)
 
     def status(self, pid: int, timeout: float) -> int | None:

@@ -242,10 +242,11 @@ class Worker:
         self.closed = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=10)
         if hasattr(self.process, "release"):  # forked: its parent, the template, reaps it
             self.process.release()
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=10)
         with contextlib.suppress(OSError):
             self.requests.close()
         for fd in (self.replies, self.output):
