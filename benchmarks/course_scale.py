@@ -13,19 +13,28 @@ committed), then built with the cache:
 Targets (issue 24): the edit re-runs at most a quarter of the synthetic outputs plus the
 section's own that reach ``counting``; nothing changed at most 1.5x the unexecuted build.
 
-    python benchmarks/course_scale.py [--pages 40] [--repeats 3]
+In the same run, the same pages built by the code of ``--against`` (default ``f7241b0``, the
+build before worker processes; its tree from ``git archive``, built with this checkout's
+.venv): its cold build and its edit, beside ours (issue 37's targets: cold at most 1.5x it and
+9.5x the unexecuted build; the edit at most 1.5x its edit). ``--against ""`` skips it. The
+machine's load average is printed: on a shared machine, read the medians and ratios.
+
+    python benchmarks/course_scale.py [--pages 40] [--repeats 3] [--against f7241b0]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from testkit.build import copy_env, copy_project, mkdocs_build
+from testkit.project import ROOT
 
 BLOCKS = (  # {n}: the page's number, so that every block's code is its own
     "from examples import BATCH, WEIGHTS, rounded, score_batch\n\n"
@@ -43,7 +52,11 @@ BLOCKS = (  # {n}: the page's number, so that every block's code is its own
     "print(len(sequential_vs_parallel_flowchart(BATCH).splitlines()), {n})",
 )
 USES_COUNTING = 2  # of the 8 blocks above
-PRODUCT = 'return as_count("batch_size", batch_size) * as_count("feature_count", feature_count)'
+# counting.py's product (``_as_count`` in older commits), with the edit's ``+ k - k`` if any
+PRODUCT = re.compile(
+    r'(return _?as_count\("batch_size", batch_size\) \* _?as_count\("feature_count", '
+    r"feature_count\))(?: \+ \d+ - \d+)?"
+)
 _EXEC_ON = re.compile(r'exec="(?!no"|off"|false"|0")[^"]*"')
 _REPORT = re.compile(r"(\d+) blocks and (\d+) notebooks?: (\d+) ran, (\d+) reused")
 _RAN_ROW = re.compile(r"<tr><td>(course/[^<]*)</td><td><code>[^<]+</code></td><td>ran</td>")
@@ -58,8 +71,8 @@ def page(number: int) -> str:
     return f"# Course page {number}\n\n" + "\n".join(blocks)
 
 
-def make_copy(where: Path, pages: int, executed: bool) -> Path:
-    project = copy_project(where)
+def make_copy(where: Path, pages: int, executed: bool, source: Path = ROOT) -> Path:
+    project = copy_project(where, source)
     for number in range(1, pages + 1):
         path = project / "docs" / "course" / f"page-{number:02d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,33 +100,62 @@ def build(project: Path) -> tuple[float, tuple[int, int, int]]:
     return seconds, (blocks + notebooks, ran, len(_RAN_ROW.findall(report)))
 
 
-def edit(project: Path, old: str, new: str) -> None:
+def edit(project: Path, number: int) -> None:
+    """``+ number - number`` added to counting.py's product (replacing an earlier edit)."""
     path = project / "examples" / "counting.py"
-    text = path.read_text()
-    if old not in text:
-        raise SystemExit(f"benchmarks/course_scale.py: {old!r} not in examples/counting.py")
-    path.write_text(text.replace(old, new, 1))
+    text, found = PRODUCT.subn(rf"\1 + {number} - {number}", path.read_text(), count=1)
+    if not found:
+        raise SystemExit(f"benchmarks/course_scale.py: {PRODUCT.pattern} not in counting.py")
+    path.write_text(text)
+
+
+def tree_of(commit: str, where: Path) -> Path:
+    """``commit``'s tree, unpacked into ``where`` (``git archive``: no worktree registered)."""
+    where.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
+    return where
+
+
+def cold_and_edits(project: Path, repeats: int, plain: Path | None = None) -> dict:
+    """A cold build of ``project``, then in turns (so that a busy spell slows each alike): a
+    build with nothing changed, one of ``plain`` (if given), one after an edit to counting.py."""
+    found = {"cold": build(project), "unchanged": [], "unexecuted": [], "edits": []}
+    if plain is not None:
+        build(plain)  # its notebook and wheel stored: what is left is rendering
+    for number in range(1, repeats + 1):
+        found["unchanged"].append(build(project)[0])
+        if plain is not None:
+            found["unexecuted"].append(build(plain)[0])
+        edit(project, number)
+        found["edits"].append(build(project))
+    return found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--against", default="f7241b0", help="a commit to build beside ours")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         executed = make_copy(Path(tmp, "executed"), args.pages, executed=True)
         plain = make_copy(Path(tmp, "unexecuted"), args.pages, executed=False)
-        cold, (outputs, cold_ran, _) = build(executed)
-        build(plain)  # its notebook and wheel stored: what is left is rendering
-        unchanged, unexecuted, edits, previous = [], [], [], PRODUCT
-        for _ in range(args.repeats):  # in turns, so that a busy spell slows each alike
-            unchanged.append(build(executed)[0])
-            unexecuted.append(build(plain)[0])
-            edited = f"{PRODUCT} + {len(edits) + 1} - {len(edits) + 1}"
-            edit(executed, previous, edited)
-            previous = edited
-            edits.append(build(executed))
+        ours = cold_and_edits(executed, args.repeats, plain)
+        print(f"# ours done: cold {ours['cold'][0]:.2f} s", flush=True)
+        theirs = None
+        if args.against:
+            source = tree_of(args.against, Path(tmp, "against-tree"))
+            against = make_copy(Path(tmp, "against"), args.pages, executed=True, source=source)
+            theirs = cold_and_edits(against, args.repeats)
+    load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
+    report(args, ours, theirs, load)
 
+
+def report(args, ours: dict, theirs: dict | None, load: str) -> None:
+    cold, (outputs, cold_ran, _) = ours["cold"]
+    unchanged, unexecuted, edits = ours["unchanged"], ours["unexecuted"], ours["edits"]
     synthetic = args.pages * len(BLOCKS)
     ran = [count for _, (_, count, _) in edits]
     synthetic_ran = [count for _, (_, _, count) in edits]
@@ -123,9 +165,21 @@ def main() -> None:
     quarter = synthetic * USES_COUNTING // len(BLOCKS)
     print(
         f"# benchmarks/course_scale.py: {args.pages} pages x {len(BLOCKS)} blocks "
-        f"({synthetic} synthetic outputs, {outputs} in all); medians of {args.repeats}"
+        f"({synthetic} synthetic outputs, {outputs} in all); medians of {args.repeats}; {load}"
     )
-    print(f"cold build:                {cold:6.2f} s   ({cold_ran} of {outputs} outputs ran)")
+    print(
+        f"cold build:                {cold:6.2f} s   ({cold_ran} of {outputs} outputs ran; "
+        f"{cold / outputs * 1000:.0f} ms an output; {cold / floor:.1f}x unexecuted, target <= 9.5x)"
+    )
+    if theirs is not None:
+        their_cold, (their_outputs, _, _) = theirs["cold"]
+        their_edit = statistics.median(seconds for seconds, _ in theirs["edits"])
+        verdict = "met" if cold <= 1.5 * their_cold else "MISSED"
+        print(
+            f"  {args.against}'s cold build: {their_cold:6.2f} s   ({their_outputs} outputs; "
+            f"{their_cold / their_outputs * 1000:.0f} ms an output; ours "
+            f"{cold / their_cold:.2f}x it, target <= 1.5x: {verdict})"
+        )
     print(
         f"nothing changed:           {statistics.median(unchanged):6.2f} s   "
         f"(runs: {_runs(unchanged)})"
@@ -137,6 +191,15 @@ def main() -> None:
         f"edit to counting.py:       {median_edit:6.2f} s   (runs: "
         f"{_runs([seconds for seconds, _ in edits])})"
     )
+    if theirs is not None:
+        verdict = "met" if median_edit <= 1.5 * their_edit else "MISSED"
+        their_ran = [count for _, (_, count, _) in theirs["edits"]]
+        print(
+            f"  {args.against}'s same edit:  {their_edit:6.2f} s   (runs: "
+            f"{_runs([seconds for seconds, _ in theirs['edits']])}; re-ran "
+            f"{', '.join(map(str, their_ran))}; ours {median_edit / their_edit:.2f}x it, "
+            f"target <= 1.5x: {verdict})"
+        )
     print(f"  outputs re-ran per edit: {', '.join(map(str, ran))} of {outputs}")
     verdict = "met" if max(synthetic_ran) <= quarter else "MISSED"
     print(

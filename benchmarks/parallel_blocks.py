@@ -6,6 +6,12 @@ JAX needs: it starts threads, so a forked worker may hang). Each side pays what 
 its Python, importing JAX and the package, each new shape's compile. Medians of --repeats,
 in turns, against the number of CPUs.
 
+Since issue 37 the build's workers are forked warm from a template process: the modes
+``forked`` and ``forked-pool`` run the same blocks as the build does, each in a worker of its
+own from ``worker_start.Workers`` (no import of JAX to pay, JAX's compilation cache shared),
+one after another, then ``--workers`` at a time; the build would run sessions side by side only
+where the second pays.
+
     python benchmarks/parallel_blocks.py [--pages 40] [--workers 2] [--repeats 3]
 """
 
@@ -59,6 +65,41 @@ def run_in_pool(codes: list[str], workers: int) -> int:
         return sum(pool.map(run_blocks, chunks))
 
 
+def run_forked(codes: list[str], workers: int) -> int:
+    """Each block in a worker of its own, forked from the build's template, ``workers`` at a
+    time (the template's socket is one: workers are taken and closed one at a time)."""
+    import tempfile
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
+    from build_support.execution import state
+    from build_support.execution import workers as build_workers
+
+    os.environ[CACHE_DIR_ENV], os.environ[FRESH_ENV] = tempfile.mkdtemp(), ""
+    os.chdir(ROOT)
+    build, taking = state.start(ROOT), threading.Lock()
+
+    def take():
+        with taking:
+            return build.take_worker(False)
+
+    def run(indexed: tuple[int, str]) -> None:
+        worker = build_workers.LazyWorker(take)
+        try:
+            worker().run(indexed[1], f"b{indexed[0]}", False, 120)
+        finally:
+            with taking:
+                worker.close()
+
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(run, enumerate(codes)))
+    finally:
+        state.PROCESS.workers.close()
+    return len(codes)
+
+
 def timed(mode: str, args: argparse.Namespace) -> float:
     """Seconds of a fresh Python that runs every block ``mode`` (serial or pool)."""
     command = [sys.executable, __file__, "--run", mode, "--pages", str(args.pages)]
@@ -74,7 +115,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--run", choices=["serial", "pool"])
+    parser.add_argument("--run", choices=["serial", "pool", "forked", "forked-pool"])
     args = parser.parse_args()
     codes = independent_blocks(args.pages)
     if args.run == "serial":
@@ -83,21 +124,35 @@ def main() -> None:
     if args.run == "pool":
         run_in_pool(codes, args.workers)
         return
-    times: dict[str, list[float]] = {"serial": [], "pool": []}
+    if args.run in ("forked", "forked-pool"):
+        run_forked(codes, args.workers if args.run == "forked-pool" else 1)
+        return
+    times: dict[str, list[float]] = {"serial": [], "pool": [], "forked": [], "forked-pool": []}
     for _ in range(args.repeats):  # in turns, so that a busy spell slows each alike
         for mode in times:
             times[mode].append(timed(mode, args))
     serial, pool = (statistics.median(times[mode]) for mode in ("serial", "pool"))
+    forked, forked_pool = (statistics.median(times[mode]) for mode in ("forked", "forked-pool"))
     print(
         f"# benchmarks/parallel_blocks.py: {len(codes)} independent blocks, {os.cpu_count()} "
-        f"CPUs, medians of {args.repeats}"
+        f"CPUs, medians of {args.repeats}, load average {os.getloadavg()[0]:.1f}"
     )
-    for mode, label in (("serial", "one process"), ("pool", f"{args.workers} workers")):
+    labels = {
+        "serial": "one process",
+        "pool": f"{args.workers} spawned workers",
+        "forked": "a forked worker a block, one at a time",
+        "forked-pool": f"a forked worker a block, {args.workers} at a time",
+    }
+    for mode, label in labels.items():
         runs = ", ".join(f"{seconds:.2f}" for seconds in times[mode])
-        print(f"{label + ':':<14} {statistics.median(times[mode]):6.2f} s   (runs: {runs})")
-    saved = 1 - pool / serial
-    verdict = "pays" if saved >= 0.2 else "does not pay (the build leaves it out)"
-    print(f"pool / serial: {pool / serial:.2f}x ({saved:+.0%} of the time saved): {verdict}")
+        print(f"{label + ':':<46} {statistics.median(times[mode]):6.2f} s   (runs: {runs})")
+    for name, (alone, together) in {
+        "spawned pool / one process": (serial, pool),
+        "forked side by side / one at a time": (forked, forked_pool),
+    }.items():
+        saved = 1 - together / alone
+        verdict = "pays" if saved >= 0.2 else "does not pay (the build leaves it out)"
+        print(f"{name}: {together / alone:.2f}x ({saved:+.0%} of the time saved): {verdict}")
 
 
 if __name__ == "__main__":

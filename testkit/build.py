@@ -14,14 +14,15 @@ PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "R
 """What a build reads from the project (the tests' copies and ``make publish``'s hold them)."""
 
 
-def copy_project(destination: Path) -> Path:
-    """A throw-away copy of what a build reads (node_modules linked). Build it with
-    ``copy_env(destination)``: the copy's ``examples`` package first on ``PYTHONPATH``."""
+def copy_project(destination: Path, source: Path = ROOT) -> Path:
+    """A throw-away copy of what a build reads (node_modules linked), of this checkout or of
+    ``source`` (another commit's tree, for a benchmark). Build it with ``copy_env(destination)``:
+    the copy's ``examples`` package first on ``PYTHONPATH``."""
     for name in PROJECT_DIRS:
         ignore = shutil.ignore_patterns("__pycache__")
-        shutil.copytree(ROOT / name, destination / name, ignore=ignore)
+        shutil.copytree(source / name, destination / name, ignore=ignore)
     for name in PROJECT_FILES:
-        shutil.copy2(ROOT / name, destination / name)
+        shutil.copy2(source / name, destination / name)
     (destination / "node_modules").symlink_to(ROOT / "node_modules")
     return destination
 

@@ -1,8 +1,9 @@
 """The worker process a session's blocks run in: never the build's own interpreter.
 
-The build (``workers.py``) starts it as ``python -c BOOT CONFIG``, in a process group of its
-own, with ``jax`` and ``numpy`` imported ahead of need (not ``examples``: what a block reaches
-of the package is in its key, so the package is imported by the block, from disk). It then
+The build forks it from the template process (``template_process.py``), or where forking is
+unsafe starts it as ``python -c BOOT CONFIG`` (``worker_start.py``), in a process group of its
+own, with ``PREIMPORT`` imported ahead of need (not ``examples``: what a block reaches of the
+package is in its key, so the package is imported by the block, from disk). It then
 reads requests and writes replies as framed JSON (``send`` / ``receive``) on two pipes of its
 own; its stdout and stderr are a third pipe the build reads, forwards and bounds.
 
@@ -34,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
-from . import process_tree, reads
+from . import compile_cache, process_tree, reads
 
 _HEADER = ">I"  # a frame's length, before its JSON
 FILE_NAME = "<code block: id {id}>"
@@ -44,6 +45,9 @@ SHOWN_FRAMES = 6
 WHERE_SIGNAL = signal.SIGUSR1
 """Sent by the build when a block passes its time limit: the worker says where it is, if the
 block lets it, then its process group is killed either way."""
+# Imported ahead of need by every worker: never the course package, whose reach is in each
+# block's key; matplotlib's pyplot takes ~0.6 s to import here, as long as jax.
+PREIMPORT = ("numpy", "jax", "jax.numpy", "matplotlib.pyplot")
 _USES_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|{package})\b", re.MULTILINE)
 
 BOOT = (
@@ -109,7 +113,8 @@ class Worker:
         self.code = ""
         self.block_id = ""
         self.in_block = False
-        self.read_ahead: set[str] = set()  # read while importing ahead (``main``)
+        self.read_ahead: set[str] = set()  # read while importing ahead (``import_ahead``)
+        self.compile_cache = config.get("compile_cache")  # JAX's: in no block's reads
         self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -145,8 +150,9 @@ class Worker:
                 "the build could not describe where it ran: " + (described["summary"])
             )
             return {"kind": "failed"} | described
-        read = opened.read | self.read_ahead
-        reads_said = {"read": sorted(read), "written": sorted(opened.written)}
+        read = compile_cache.outside(opened.read | self.read_ahead, self.compile_cache)
+        written = compile_cache.outside(opened.written, self.compile_cache)
+        reads_said = {"read": sorted(read), "written": sorted(written)}
         return {"kind": "done", "output": output.text()} | said | reads_said
 
     def where_it_ran(self) -> str:
@@ -241,24 +247,37 @@ def _frame(frame: traceback.FrameSummary, code: str, block_id: str, package: str
     return f"{relative}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
 
 
-def main(config: dict[str, Any]) -> None:
-    """Import ahead, say ready, then run each block asked for until the build closes the pipe
-    (or kills the process group)."""
-    # Nothing below the worker outlives it, nor the worker its build (process_tree.py).
-    kept = process_tree.keep_descendants()
-    process_tree.end_with_build(config["requests_fd"])
-    requests = os.fdopen(config["requests_fd"], "rb")
-    replies = os.fdopen(config["replies_fd"], "wb")
-    worker = Worker(config, replies)
-    # What importing ahead reads (matplotlib's rc files, say) is read for every block it serves:
-    # the build digests it with each block's own reads, as if the block had imported it.
-    with reads.recorded(worker.package_dir) as opened:
-        for name in config["preimport"]:
+def import_ahead(package_dir: str | None) -> set[str]:
+    """Import ``PREIMPORT``; what that read (matplotlib's rc files, say), which the build
+    digests with every block's reads, as if the block had imported it."""
+    with reads.recorded(package_dir) as opened:
+        for name in PREIMPORT:
             with contextlib.suppress(ImportError):  # an extra that is not installed: on use
                 __import__(name)
-    worker.read_ahead = opened.read - opened.written
+    return opened.read - opened.written
+
+
+def serve(config: dict[str, Any], requests_fd: int, replies_fd: int, read_ahead: set[str]) -> None:
+    """Say ready, then run each block asked for until the build closes the pipe (or kills the
+    process group). Entered once ``PREIMPORT`` is imported: here (``main``) or in the template
+    process this worker was forked from (``template_process.py``)."""
+    # Nothing below the worker outlives it, nor the worker its build (process_tree.py): a pipe
+    # the build holds, not the parent, which is the template for a forked worker.
+    kept = process_tree.keep_descendants()
+    process_tree.end_with_build(requests_fd)
+    requests = os.fdopen(requests_fd, "rb")
+    replies = os.fdopen(replies_fd, "wb")
+    worker = Worker(config, replies)
+    worker.read_ahead = read_ahead
+    compile_cache.enable(config.get("compile_cache"))
     signal.signal(WHERE_SIGNAL, worker.say_where)
     send(replies, {"kind": "ready", "pid": os.getpid(), "kept": kept})
     while (request := _receive(requests)) is not None:
         send(replies, worker.run(request))
     os._exit(0)  # a block's non-daemon thread must not keep the worker alive
+
+
+def main(config: dict[str, Any]) -> None:
+    """A worker started on its own (``python -c BOOT``): import ahead, then serve."""
+    read_ahead = import_ahead(config["package_dir"])
+    serve(config, config["requests_fd"], config["replies_fd"], read_ahead)

@@ -39,7 +39,8 @@ def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
         (stored,) = found.entry["blocks"]
         caption = measured_caption(found.entry.get("measured"), reused=True)
         return caption + stored["html"], run_record(build, options, False, [], stored, timed)
-    worker = LazyWorker(build.take_worker)  # a session of its own: its worker ends with it
+    # A session of its own: its worker ends with it.
+    worker = LazyWorker(lambda: build.take_worker(timed))
     try:
         block, failed = execute(build, options, timed, worker)
     finally:

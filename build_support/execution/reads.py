@@ -100,7 +100,7 @@ def _font_list(path: str) -> bool:
     return name.startswith("fontlist-") and name.endswith(".json")
 
 
-def _excluded(path: str) -> bool:
+def excluded(path: str) -> bool:
     """Python's own files (and compiled modules: their bytes change with every compile), and
     the user's own caches."""
     if path.startswith(_SYSTEM) or path.endswith(".pyc") or "/__pycache__/" in path:
@@ -117,7 +117,7 @@ def digests(read: Iterable[str], written: Iterable[str], project_root: Path) -> 
     root = str(project_root.resolve()) + os.sep
     found = {}
     for path in sorted(set(read) - set(written)):
-        if _excluded(path) or not os.path.isfile(path):
+        if excluded(path) or not os.path.isfile(path):
             continue
         name = path.removeprefix(root) if path.startswith(root) else path
         try:
@@ -132,7 +132,7 @@ def changed(stored: dict[str, str] | None, project_root: Path) -> list[str]:
     reasons = []
     for name, digest in (stored or {}).items():
         path = project_root / name  # an absolute name stays absolute
-        if _excluded(str(path)):  # recorded before caches were left out: not an input
+        if excluded(str(path)):  # recorded before caches were left out: not an input
             continue
         try:
             current = _digest(path) if path.is_file() else None

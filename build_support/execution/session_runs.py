@@ -102,7 +102,7 @@ def _run_in_session(
 ) -> None:
     timed = is_timed(options)
     if session.worker is None:
-        session.worker = LazyWorker(build.take_worker)
+        session.worker = LazyWorker(lambda: build.take_worker(session.timed))
     block, failed = execute(build, options, timed, session.worker)
     session.reads |= block.pop("reads")
     measured = block.pop("measured")

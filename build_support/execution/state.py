@@ -12,7 +12,7 @@ What belongs to the process, not to one build, is ``PROCESS``, the only module-l
 (``on_startup``: one ``mkdocs serve`` runs many builds), and MkDocs calls hooks, and
 markdown-exec its formatters, as plain functions of the process; they reach the build running
 now through it (``current()``). The serve flag is held there, once, and the worker processes
-(``workers.Workers``), whose spare serves the next rebuild too.
+(``worker_start.Workers``), whose template serves the next rebuild too.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from ..caching.environment import Environment
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
 from ..section import PACKAGE
-from . import reads
+from . import compile_cache, reads
 from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING
 from .notebooks import Notebooks
 from .sessions import Session
-from .workers import Limits, Worker, Workers
+from .worker_start import Workers
+from .workers import Limits, Worker
 
 
 @dataclass
@@ -56,14 +57,19 @@ class BuildState:
         build. Held once, by the process (``PROCESS``)."""
         return PROCESS.serving
 
-    def take_worker(self) -> Worker:
-        """A worker process for a new session, under this build's limits (``workers.py``)."""
+    def take_worker(self, timed: bool = False) -> Worker:
+        """A worker process for a new session, under this build's limits (``workers.py``);
+        a timed session's compiles JAX's compilation cache (``compile_cache.py``) never loads."""
         from ..caching.environment import examples_package_dir
+        from ..caching.store import store_root
 
-        memory_gib = settings.current(self.project_root).memory_limit_gib
-        limits = Limits(MAX_OUTPUT_BYTES, int(memory_gib * 2**30), MEMORY_SETTING)
+        found = settings.current(self.project_root)
+        limits = Limits(MAX_OUTPUT_BYTES, int(found.memory_limit_gib * 2**30), MEMORY_SETTING)
         package_dir = examples_package_dir()
-        return PROCESS.workers.take(limits, PACKAGE, package_dir and str(package_dir))
+        cache = (
+            None if timed else compile_cache.directory(store_root(self.project_root), found.fresh)
+        )
+        return PROCESS.workers.take(limits, PACKAGE, package_dir and str(package_dir), cache)
 
     def stale_reads(self, payload: dict[str, Any]) -> list[str]:
         """The files a stored run read that have changed since (``reads.py``)."""

@@ -3,9 +3,10 @@
 A block in the build's own process could reach the build: change JAX's settings for later
 pages, patch a function the build calls, change the working folder, start threads and
 processes that outlive it, cancel the build's timer, end the process. So each session (a block
-with no session is a session of its own) runs in a ``Worker``, a process started from
-``block_worker.py`` in a process group of its own; the build hands it one block at a time and
-waits on its pipes, holding nothing (under ``mkdocs serve`` other pages keep answering). A
+with no session is a session of its own) runs in a ``Worker``, a process running
+``block_worker.py`` in a process group of its own (``worker_start.py``); the build hands it one
+block at a time and waits on its pipes, holding nothing (under ``mkdocs serve`` other pages
+keep answering). A
 worker never runs two sessions' code: the build kills its whole process group (its threads,
 forks and subprocesses with it) when the session ends, and at the end of every build.
 
@@ -20,15 +21,12 @@ The limits are enforced while the block runs, by the build, where the block cann
   the ``memory_limit_gib`` setting the group is killed.
 
 Any other way a worker ends (``os._exit``, a signal, an abort, a crash) is the block's failure,
-named with its status. ``Workers`` keeps one worker started ahead of need, with ``jax`` and
-``numpy`` imported (never ``examples``, whose reach is in the block's key), so a block seldom
-waits for a start; under ``mkdocs serve`` it is kept across rebuilds, and a rebuild that runs no
-block starts none.
+named with its status. How a worker starts (forked warm from a template process, or spawned)
+is ``worker_start.py``'s; a rebuild that runs no block starts none.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -42,16 +40,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import process_tree
-from .block_worker import BOOT, HEADER_SIZE, WHERE_SIGNAL, frame_length, send
+from .block_worker import HEADER_SIZE, WHERE_SIGNAL, frame_length, send
 from .limits import OUTPUT_SAID, TIMEOUT_HINT
 from .process_tree import resident_bytes
 
 POLL_S = 0.1  # how often a running block's memory is read
 WHERE_WAIT_S = 1.0  # past its time limit, how long a block's worker may take to say where it is
 START_TIMEOUT_S = 300.0  # a worker that has not imported jax by then is stuck
-# Imported ahead of need by every worker: never the course package, whose reach is in each
-# block's key; matplotlib's pyplot takes ~0.6 s to import here, as long as jax.
-PREIMPORT = ("numpy", "jax", "jax.numpy", "matplotlib.pyplot")
 REPLY_SLACK_BYTES = 1024 * 1024  # a reply's JSON beside the output it carries
 _READ_SIZE = 65536
 
@@ -89,12 +84,13 @@ def _signal_name(number: int) -> str:
 
 @dataclass
 class Worker:
-    """One worker process and its pipes, seen from the build."""
+    """One worker process and its pipes, seen from the build (started by ``worker_start.py``)."""
 
     limits: Limits
-    process: subprocess.Popen
+    process: Any  # subprocess.Popen, or template_handle.Forked: pid, poll(), wait()
     requests: Any  # the pipe the build writes requests to
     replies: int  # the file descriptor the build reads replies from
+    output: int  # the file descriptor the build reads the worker's stdout and stderr from
     buffer: bytearray = field(default_factory=bytearray)
     console: bytearray = field(default_factory=bytearray)  # stdout/stderr not yet forwarded
     console_size: int = 0
@@ -103,33 +99,7 @@ class Worker:
     block_id: str = ""  # the last block it ran
     ended: str = ""  # why it can run no more blocks
     closed: bool = False
-
-    @classmethod
-    def start(cls, limits: Limits, package: str, package_dir: str | None) -> Worker:
-        requests_read, requests_write = os.pipe()
-        replies_read, replies_write = os.pipe()
-        config = {
-            "sys_path": sys.path,
-            "requests_fd": requests_read,
-            "replies_fd": replies_write,
-            "preimport": PREIMPORT,
-            "max_output_bytes": limits.max_output_bytes,
-            "package": package,
-            "package_dir": package_dir,
-        }
-        process = subprocess.Popen(
-            [sys.executable, "-c", BOOT, json.dumps(config)],
-            pass_fds=(requests_read, replies_write),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # a process group of its own: killed whole
-        )
-        os.close(requests_read)
-        os.close(replies_write)
-        os.set_blocking(process.stdout.fileno(), False)
-        os.set_blocking(replies_read, False)
-        return cls(limits, process, os.fdopen(requests_write, "wb"), replies_read)
+    started_for: tuple = ()  # what a spare was started for (``worker_start.Workers``)
 
     def alive(self) -> bool:
         return not self.ended and self.process.poll() is None
@@ -157,7 +127,7 @@ class Worker:
         """The next reply, read while the block's limits are checked every ``POLL_S``."""
         with selectors.DefaultSelector() as selector:
             selector.register(self.replies, selectors.EVENT_READ, "replies")
-            selector.register(self.process.stdout, selectors.EVENT_READ, "console")
+            selector.register(self.output, selectors.EVENT_READ, "console")
             while True:
                 reply = self._next_reply()
                 if reply is not None:
@@ -194,7 +164,7 @@ class Worker:
 
     def _read(self, which: str) -> bool:
         """Read what is there; False at the end of the pipe."""
-        fd = self.replies if which == "replies" else self.process.stdout.fileno()
+        fd = self.replies if which == "replies" else self.output
         try:
             data = os.read(fd, _READ_SIZE)
         except BlockingIOError:
@@ -281,13 +251,16 @@ class Worker:
                 f"WARNING -  block {self.block_id!r}: {process_tree.NOT_KEPT}; any it left "
                 "running could not be ended\n"
             )
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=10)
-        for closing in (self.requests.close, self.process.stdout.close):
-            with contextlib.suppress(OSError):
-                closing()
+        if hasattr(self.process, "release"):  # forked: its parent, the template, reaps it
+            self.process.release()
+        else:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=10)
         with contextlib.suppress(OSError):
-            os.close(self.replies)
+            self.requests.close()
+        for fd in (self.replies, self.output):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         self.ended = self.ended or "its session's worker was closed"
 
 
@@ -306,43 +279,3 @@ class LazyWorker:
     def close(self) -> None:
         if self.worker is not None:
             self.worker.close()
-
-
-@dataclass
-class Workers:
-    """The process's workers: the ones running sessions now, and one started ahead of need.
-
-    Process scope (``state.PROCESS``), so that under ``mkdocs serve`` the spare started for one
-    rebuild serves the next; ``close_sessions`` ends every session's worker at the end of each
-    build, ``close`` the spare too (at the end of ``mkdocs build``)."""
-
-    spare: Worker | None = None
-    running: list[Worker] = field(default_factory=list)
-    spare_for: tuple = ()  # what the spare was started with: a change of these discards it
-    at_exit: bool = False
-
-    def take(self, limits: Limits, package: str, package_dir: str | None) -> Worker:
-        """A worker for a new session (the spare, if it was started alike), and a new spare."""
-        if not self.at_exit:  # an interrupted build too ends its workers
-            atexit.register(self.close)
-            self.at_exit = True
-        wanted = (limits, package, package_dir, tuple(sys.path))
-        worker = self.spare if self.spare and self.spare_for == wanted else None
-        if self.spare is not None and worker is None:
-            self.spare.close()
-        if worker is None or not worker.alive():
-            worker = Worker.start(limits, package, package_dir)
-        self.spare, self.spare_for = Worker.start(limits, package, package_dir), wanted
-        self.running.append(worker)
-        return worker
-
-    def close_sessions(self) -> None:
-        for worker in self.running:
-            worker.close()
-        self.running.clear()
-
-    def close(self) -> None:
-        self.close_sessions()
-        if self.spare is not None:
-            self.spare.close()
-            self.spare = None

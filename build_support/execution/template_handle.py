@@ -1,0 +1,147 @@
+"""The build's side of the template process (``template_process.py``): starting it, asking it
+for a worker (``Template.fork``), and hearing how each of its workers ended (``Forked``, what
+``workers.Worker`` reads as a child process: the template is the worker's parent, not the
+build).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from . import reads, template_process
+
+START_TIMEOUT_S = 300.0  # a template that has not imported jax by then is stuck
+
+
+class Unusable(Exception):
+    """The template process cannot fork a worker safely: why."""
+
+
+@dataclass
+class Forked:
+    """A worker forked by the template, as ``subprocess.Popen`` shows a child to ``Worker``:
+    its status comes from the template, which reaps it only on ``release``."""
+
+    pid: int
+    template: Template
+
+    def poll(self) -> int | None:
+        return self.template.status(self.pid, 0)
+
+    def wait(self, timeout: float) -> int:
+        status = self.template.status(self.pid, timeout)
+        if status is None:
+            raise subprocess.TimeoutExpired("worker", timeout)
+        return status
+
+    def release(self) -> None:
+        self.template.release(self.pid)
+
+
+class Template:
+    """The build's side of the template process: its socket, and how its workers ended."""
+
+    def __init__(self, package_dir: str | None) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = {"sys_path": sys.path, "socket_fd": theirs.fileno(), "package_dir": package_dir}
+        blas = template_process.BLAS_THREADS
+        self.blas_environment = {blas: os.environ.get(blas)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", template_process.BOOT, json.dumps(config)],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=os.environ | {blas: "1"},  # OpenBLAS starts no thread pool: forking is safe
+        )
+        theirs.close()
+        self.socket = ours
+        self.ended: dict[int, int] = {}
+        ready = self._next("ready", START_TIMEOUT_S)
+        self.read_ahead = {path: _signature(path) for path in _outside_python(ready["read_ahead"])}
+        if ready.get("threads") != 1:
+            self.close()
+            raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
+
+    def stale(self) -> bool:
+        """A file importing ahead read (matplotlib's settings, say) changed since: under
+        ``mkdocs serve`` the next worker must import it afresh, as a spawned one would."""
+        return any(_signature(path) != seen for path, seen in self.read_ahead.items())
+
+    def fork(self, config: dict[str, Any], worker_ends: tuple[int, int, int]) -> Forked:
+        config = config | {"blas_environment": self.blas_environment}
+        template_process.send(self.socket, {"kind": "fork", "config": config}, worker_ends)
+        reply = self._next("forked", START_TIMEOUT_S)
+        self.ended.pop(reply["pid"], None)  # said of an earlier child with that pid, since reaped
+        return Forked(reply["pid"], self)
+
+    def status(self, pid: int, timeout: float) -> int | None:
+        """How worker ``pid`` ended, waiting up to ``timeout`` s; None while it runs."""
+        until = time.monotonic() + timeout
+        while pid not in self.ended and self.socket.fileno() >= 0:
+            left = until - time.monotonic()
+            if left < 0 or not self._pump(max(left, 0)):
+                break
+        return self.ended.get(pid)
+
+    def release(self, pid: int) -> None:
+        """Its process group killed, worker ``pid`` is reaped by the template."""
+        with contextlib.suppress(OSError):
+            template_process.send(self.socket, {"kind": "release", "pid": pid})
+        self.ended.pop(pid, None)
+
+    def _next(self, kind: str, timeout: float) -> dict[str, Any]:
+        until = time.monotonic() + timeout
+        while (left := until - time.monotonic()) > 0:
+            message = self._pump(left)
+            if message is None:
+                break
+            if message["kind"] == kind:
+                return message
+            if message["kind"] == "refused":
+                raise Unusable(f"the template process refused to fork: {message['why']}")
+        status = self.process.poll()
+        self.close()
+        raise Unusable(f"the template process did not say {kind!r} (status {status})")
+
+    def _pump(self, timeout: float) -> dict[str, Any] | None:
+        """The template's next message within ``timeout`` (a worker's end is kept)."""
+        ready, _, _ = select.select([self.socket], [], [], timeout)
+        received = template_process.receive(self.socket) if ready else None
+        if received is None:
+            return None
+        message, _ = received
+        if message["kind"] == "ended":
+            self.ended[message["pid"]] = message["status"]
+        return message
+
+    def close(self) -> None:
+        """The template goes, and with it every worker it still holds (it kills their groups)."""
+        with contextlib.suppress(OSError):
+            self.socket.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _outside_python(paths: list[str]) -> list[str]:
+    """Those not Python's own (``reads``: keyed by uv.lock and the Python version)."""
+    return [path for path in paths if not reads.excluded(path)]
+
+
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size

@@ -1,0 +1,161 @@
+"""How a session's worker starts (build_support/execution/worker_start.py,
+template_process.py): forked warm from a template process that imported numpy, jax and
+matplotlib.pyplot but never the course package and never a JAX backend, or, where forking is
+unsafe (``COURSE_WORKER_START=spawn`` forces it), a fresh interpreter, said once in the log;
+and JAX's persistent compilation cache (compile_cache.py), used by untimed workers only and in
+no block's reads."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
+from build_support.execution import compile_cache, state, worker_start, workers
+from testkit.project import ROOT
+
+LOOK = """
+import json, os, sys
+import numpy as np
+from jax._src import xla_bridge
+print(json.dumps({
+    "pid": os.getpid(), "parent": os.getppid(), "group": os.getpgid(0),
+    "examples": "examples" in sys.modules, "numpy": "numpy" in sys.modules,
+    "backends": len(xla_bridge._backends), "draw": float(np.random.rand()),
+    "cwd": os.getcwd(), "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+}))
+"""
+
+
+@pytest.fixture
+def build(tmp_path, monkeypatch):
+    """A build of the checkout with its store (and so its compilation cache) in ``tmp_path``,
+    and workers of its own, closed at the end."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv(FRESH_ENV, "")
+    monkeypatch.delenv(worker_start.START_ENV, raising=False)
+    monkeypatch.setattr(state.PROCESS, "workers", worker_start.Workers())
+    yield state.start(ROOT)
+    state.PROCESS.workers.close()
+
+
+def look(build, timed: bool = False, code: str = LOOK) -> tuple[dict, dict]:
+    worker = workers.LazyWorker(lambda: build.take_worker(timed))
+    reply = worker().run(code, "look", False, 60)
+    return json.loads(reply["output"]), reply
+
+
+def test_a_worker_is_forked_from_a_template_that_holds_no_course_code_and_no_backend(build):
+    first, _ = look(build)
+    second, _ = look(build)
+    template = state.PROCESS.workers.template
+    assert template is not None
+    for seen in (first, second):
+        assert seen["parent"] == template.process.pid != os.getpid()  # forked from the template
+        assert seen["group"] == seen["pid"]  # a process group of its own: killed whole
+        assert seen["numpy"] and not seen["examples"] and seen["backends"] == 0
+        assert seen["cwd"] == os.getcwd()
+        assert seen["blas_threads"] == os.environ.get("OPENBLAS_NUM_THREADS")  # as the build's
+    assert first["draw"] != second["draw"]  # NumPy's generator re-seeded, as a fresh process's
+    assert len(os.listdir(f"/proc/{template.process.pid}/task")) == 1  # single-threaded
+
+
+def test_a_forked_workers_end_is_said_with_its_status_and_its_group_killed(build):
+    worker = workers.LazyWorker(build.take_worker)
+    with pytest.raises(workers.BlockError, match="ended by SIGKILL"):
+        worker().run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "k", False, 60)
+    child = workers.LazyWorker(build.take_worker)
+    started = child().run(
+        "import subprocess\nprint(subprocess.Popen(['sleep', '60']).pid)", "s", False, 60
+    )
+    sleeper = int(started["output"])
+    child.close()
+    state.PROCESS.workers.close()  # the template goes too: it reaps what it forked
+    assert gone(sleeper)
+
+
+def gone(pid: int, within_s: float = 5.0) -> bool:
+    """Process ``pid`` ended (or is a zombie) within ``within_s``: SIGKILL is not instant."""
+    until = time.monotonic() + within_s
+    while time.monotonic() < until:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+                return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_with_spawn_forced_workers_are_fresh_interpreters_and_the_log_says_so_once(
+    build, monkeypatch, caplog
+):
+    monkeypatch.setenv(worker_start.START_ENV, "spawn")
+    with caplog.at_level(logging.INFO, logger="mkdocs.hooks.execution"):
+        first, _ = look(build)
+        second, _ = look(build)
+    assert first["parent"] == second["parent"] == os.getpid()  # the build's own children
+    assert state.PROCESS.workers.template is None
+    said = [r.getMessage() for r in caplog.records if "fresh interpreters" in r.getMessage()]
+    assert said == [
+        f"Workers start as fresh interpreters, not forked warm: {worker_start.START_ENV}=spawn"
+    ]
+    assert not first["examples"] and first["draw"] != second["draw"]
+
+
+JIT = """
+import jax, jax.numpy as jnp
+print(float(jax.jit(lambda x: (x * {n}).sum())(jnp.arange(7.0))))
+"""
+
+
+def test_untimed_workers_share_jax_compilation_cache_timed_ones_do_not(build, tmp_path):
+    folder = Path(compile_cache.directory(tmp_path / "store", fresh=False))
+    assert folder.is_relative_to(tmp_path / "store" / compile_cache.FOLDER)
+    worker = workers.LazyWorker(lambda: build.take_worker(False))
+    reply = worker().run(JIT.format(n=3), "jit", False, 60)
+    assert reply["output"].strip() == "63.0"
+    entries = set(os.listdir(folder))
+    assert entries  # the program JAX compiled, kept however small
+    assert not [p for p in reply["read"] + reply["written"] if p.startswith(str(folder))]
+    again = workers.LazyWorker(lambda: build.take_worker(False))
+    assert again().run(JIT.format(n=3), "jit", False, 60)["output"].strip() == "63.0"
+    timed = workers.LazyWorker(lambda: build.take_worker(True))
+    assert timed().run(JIT.format(n=5), "jit", False, 60)["output"].strip() == "105.0"
+    assert set(os.listdir(folder)) == entries  # a timed worker neither loads nor stores
+
+
+def test_a_fresh_build_uses_a_compilation_cache_of_its_process_own(tmp_path):
+    fresh = compile_cache.directory(tmp_path, fresh=True)
+    assert fresh == compile_cache.directory(tmp_path, fresh=True)
+    assert not Path(fresh).is_relative_to(tmp_path)
+    assert compile_cache.directory(tmp_path, fresh=False) != fresh
+
+
+def test_the_compilation_cache_is_pruned_oldest_first_past_its_limit(tmp_path):
+    folder = tmp_path / compile_cache.FOLDER
+    (folder / "other-machine").mkdir(parents=True)
+    for age, name in enumerate(["newest", "middle", "oldest"]):
+        path = folder / "other-machine" / name
+        path.write_bytes(b"x" * 400)
+        os.utime(path, (1_000_000 - age, 1_000_000 - age))
+    assert compile_cache.prune(folder, limit_bytes=1000) == 2  # down to 750 bytes at most
+    assert [p.name for p in (folder / "other-machine").iterdir()] == ["newest"]
+    assert compile_cache.prune(folder, limit_bytes=1000) == 0
+
+
+def test_a_template_whose_read_ahead_files_changed_is_not_forked_from_again(build, tmp_path):
+    look(build)
+    template = state.PROCESS.workers.template
+    assert template.read_ahead  # matplotlib's font list, at least: files outside Python's own
+    seen = tmp_path / "matplotlibrc"
+    seen.write_text("a setting")
+    template.read_ahead[str(seen)] = (0, 0)  # as if importing ahead had read it, since changed
+    first, _ = look(build)
+    assert state.PROCESS.workers.template is not template
+    assert first["parent"] == state.PROCESS.workers.template.process.pid
