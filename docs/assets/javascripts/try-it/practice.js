@@ -136,7 +136,7 @@ export function absoluteSums(batch, rows, features, weights) {
 
 /** Python's round(x, 3) on a float: the nearest of 3 places, exact ties to even. */
 export function round3(x) {
-  if (!Number.isFinite(x)) return x;
+  if (!Number.isFinite(x) || x === 0) return x; // -0.0 stays -0.0, as in Python
   // An exact tie at the 4th place is x = odd / 16 (1000 = 8 x 125): Python rounds it to even.
   const sixteenths = x * 16; // exact: a power of two
   if (Number.isInteger(sixteenths) && sixteenths % 2 !== 0 && Math.abs(x) < 2 ** 40) {
