@@ -50,6 +50,7 @@ export async function start(root) {
   const form = root.querySelector("form");
   const stop = root.querySelector(".try-it__stop");
   const run = form.querySelector("button[type=submit]");
+  const tableButton = root.querySelector(".try-it__table-button");
   const message = root.querySelector(".try-it__message");
   const status = root.querySelector(".try-it__status");
   const output = root.querySelector(".try-it__output");
@@ -66,6 +67,7 @@ export async function start(root) {
   let worker = null;
   const running = (on) => {
     run.disabled = on;
+    tableButton.disabled = on;
     stop.disabled = !on;
   };
   const finish = (text) => {
@@ -73,11 +75,7 @@ export async function start(root) {
     running(false);
   };
 
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const { sizes, errors } = readSizes(form);
-    message.textContent = errors ? `Nothing was run. ${errors.join(" ")}` : "";
-    if (errors) return;
+  const launch = (request) => {
     output.textContent = "";
     status.textContent = "Running… (the first run loads jax-js and compiles)";
     running(true);
@@ -87,12 +85,17 @@ export async function start(root) {
         const adapter = data.adapter ? ` (${data.adapter})` : "";
         const step = data.timerStep >= 1e-5 ? `; this browser's timer moves in steps of ${Math.round(data.timerStep * 1e6)} µs` : "";
         output.textContent += `backend = ${data.name}${adapter}${step}\n`;
+        backend = data.name;
       } else if (data.kind === "lines") {
         output.textContent += data.lines.join("\n") + "\n";
+      } else if (data.kind === "row") {
+        const cells = tableBody.rows[data.index].cells;
+        cells[cells.length - 2].textContent = data.loop;
+        cells[cells.length - 1].textContent = data.batched;
       } else if (data.kind === "fallback") {
         output.textContent += `${data.from} failed during the run (${data.message}); running on ${data.to} instead.\n`;
       } else if (data.kind === "done") {
-        output.textContent += data.lines.join("\n") + "\n";
+        if (data.lines.length) output.textContent += data.lines.join("\n") + "\n";
         finish(data.summary);
       } else if (data.kind === "failed") {
         output.textContent += `The run stopped: ${data.message}\n`;
@@ -107,7 +110,22 @@ export async function start(root) {
       worker?.terminate();
       worker = null;
     };
-    worker.postMessage(sizes);
+    worker.postMessage(request);
+  };
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const { sizes, errors } = readSizes(form);
+    message.textContent = errors ? `Nothing was run. ${errors.join(" ")}` : "";
+    if (!errors) launch(sizes);
+  });
+
+  let backend = "this browser";
+  const tableBody = figuresTable(root.querySelector(".try-it__table"), book.figures);
+  tableButton.addEventListener("click", () => {
+    message.textContent = "";
+    for (const row of tableBody.rows) for (const cell of [...row.cells].slice(-2)) cell.textContent = "…";
+    launch({ table: true });
   });
 
   stop.addEventListener("click", () => {
@@ -116,4 +134,30 @@ export async function start(root) {
     output.textContent += "Stopped.\n";
     finish("Stopped: the run was ended and nothing more is computed.");
   });
+}
+
+/** The book's turnaround sizes and times (the measured page's tables, as printed), with two
+ *  empty columns for this browser's; returns the table's body. */
+function figuresTable(holder, figures) {
+  const table = document.createElement("table");
+  const caption = table.createCaption();
+  caption.textContent =
+    "The measured page's turnaround sizes: the book's times (CPU: " + figures.cpu.caption +
+    "; GPU: " + figures.gpu.caption + ") and, once timed, this browser's.";
+  const head = table.createTHead().insertRow();
+  for (const title of ["rows", "features", "book CPU: Python loop", "book CPU: score_batch", "book GPU: score_batch", "here: JS loop", "here: jit(vmap)"]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = title;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  figures.cpu.rows.forEach((cpu, index) => {
+    const gpu = figures.gpu.rows[index] ?? [];
+    const same = gpu[0] === cpu[0] && gpu[1] === cpu[1];
+    const row = body.insertRow();
+    for (const text of [cpu[0], cpu[1], cpu[2], cpu[4], same ? gpu[4] : "–", "", ""]) row.insertCell().textContent = text;
+  });
+  holder.replaceChildren(table);
+  return body;
 }

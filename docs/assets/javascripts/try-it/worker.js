@@ -2,13 +2,15 @@
  * The "Try it here" panel's Web Worker: runs practice.js off the page's main thread, so the page
  * scrolls and answers during a run; the panel's Stop ends it (worker.terminate()).
  *
- * Messages in: {rows, features, settings}. Messages out: {kind: "backend" | "lines" | "done" |
- * "failed", ...}. A backend that fails mid-run is named, and the run is done again on Wasm.
+ * Messages in: {rows, features, settings}, or {table: true} (the book's turnaround sizes, timed
+ * here). Messages out: {kind: "backend" | "lines" | "row" | "done" | "fallback" | "failed", ...}. A backend that fails mid-run is named, and the run is done again on Wasm.
  */
 import * as practice from "./practice.js";
 
 const REPEATS = 5; // timed runs after the warm-up; the median is shown
 const BUDGET_MS = 4000; // a path whose one run takes longer is timed fewer times
+const MIN_SAMPLE_S = 0.005; // a timed sample lasts at least this long: quicker calls are grouped
+let step = 0.001; // the timer's step, measured when a run starts
 let book = null;
 let started = null; // the backends jax-js started here
 
@@ -17,23 +19,23 @@ self.onmessage = async ({ data }) => {
     book ??= await (await fetch(new URL("book.json", import.meta.url))).json();
     started ??= await practice.startBackends();
     const preferred = practice.PREFERRED.filter((name) => started.includes(name));
-    await runOn(preferred, data);
+    await runOn(preferred, data, data.table ? timeTable : run);
   } catch (error) {
     self.postMessage({ kind: "failed", message: describe(error) });
   }
 };
 
 /** Run on the first of `devices`; where it fails, say so and run on Wasm (if not tried). */
-async function runOn(devices, request) {
+async function runOn(devices, request, task) {
   const [device] = devices;
   try {
-    self.postMessage({ kind: "backend", device, name: practice.BACKEND_NAMES[device], adapter: device === "webgpu" ? practice.adapterName() : "", timerStep: timerStep() });
-    await run(device, request);
+    self.postMessage({ kind: "backend", device, name: practice.BACKEND_NAMES[device], adapter: device === "webgpu" ? practice.adapterName() : "", timerStep: (step = timerStep()) });
+    await task(device, request);
   } catch (error) {
     const fallback = device !== "wasm" && devices.includes("wasm") ? "wasm" : null;
     if (isMemory(error) || !fallback) throw error;
     self.postMessage({ kind: "fallback", from: practice.BACKEND_NAMES[device], to: "Wasm", message: describe(error) });
-    await runOn(["wasm"], request);
+    await runOn(["wasm"], request, task);
   }
 }
 
@@ -59,20 +61,31 @@ function timerStep() {
   return smallest / 1000; // seconds
 }
 
-/** Median seconds of `once` (which returns a promise or not) after one warm-up call. */
+/**
+ * Median seconds of one call of `once` (it waits for its result), after a warm-up call that
+ * compiles, as examples/timing.py's median_seconds: calls quicker than MIN_SAMPLE_S (or 50 of
+ * the timer's steps) are timed in groups, so that a coarsened timer still measures them.
+ */
 async function medianSeconds(once) {
-  const first = performance.now();
-  await once(); // warm-up: compiles the jitted program
-  const warm = performance.now() - first;
+  const minSample = Math.max(MIN_SAMPLE_S, 50 * step) * 1000; // ms
+  await once(); // the warm-up: compiles, and is not counted
+  let calls = 1;
+  let warm = await timeCalls(once, 1);
+  while (warm < minSample && calls < 2 ** 20) {
+    calls *= 2;
+    warm = await timeCalls(once, calls);
+  }
   const repeats = Math.max(1, Math.min(REPEATS, Math.floor(BUDGET_MS / Math.max(warm, 1e-3))));
   const samples = [];
-  for (let i = 0; i < repeats; i++) {
-    const start = performance.now();
-    await once();
-    samples.push((performance.now() - start) / 1000);
-  }
+  for (let i = 0; i < repeats; i++) samples.push((await timeCalls(once, calls)) / calls / 1000);
   samples.sort((a, b) => a - b);
-  return { seconds: samples[Math.floor(samples.length / 2)], runs: samples.length };
+  return { seconds: samples[Math.floor(samples.length / 2)], runs: samples.length, calls };
+}
+
+async function timeCalls(once, calls) {
+  const start = performance.now();
+  for (let i = 0; i < calls; i++) await once();
+  return performance.now() - start;
 }
 
 /** A reproducible batch of float32 values in [-1, 1) (mulberry32, seeded). */
@@ -153,7 +166,9 @@ async function run(device, { rows, features, settings }) {
 }
 
 const plural = (count, word) => `${count.toLocaleString("en-US")} ${word}${count === 1 ? "" : "s"}`;
-const timed = ({ seconds, runs }) => `${practice.formatSeconds(seconds)} (median of ${plural(runs, "run")} after a warm-up)`;
+const timed = ({ seconds, runs, calls }) =>
+  `${practice.formatSeconds(seconds)} (median of ${plural(runs, "run")}` +
+  `${calls > 1 ? ` of ${plural(calls, "call")} each` : ""}, after a warm-up)`;
 
 /** The run in lines, and one sentence for the live region; "faster" only as the times say. */
 function report(device, { rows, features, settings, same, loop, batched, atOnce }) {
@@ -181,4 +196,24 @@ function report(device, { rows, features, settings, same, loop, batched, atOnce 
     `batched ${practice.formatSeconds(batched.seconds)}` +
     (atOnce ? `; ${plural(settings, "setting")} at once ${practice.formatSeconds(atOnce.seconds)}.` : ".");
   return { lines, summary };
+}
+
+/** The measured page's turnaround sizes, each timed here: the loop and jit(vmap). */
+async function timeTable(device) {
+  const sizes = book.figures.cpu.rows.map(([rows, features]) => [rows, features].map((t) => Number(t.replaceAll(",", ""))));
+  const name = practice.BACKEND_NAMES[device];
+  for (const [index, [rows, features]] of sizes.entries()) {
+    const batch = drawn(rows * features, 1);
+    const weights = drawn(features, 2);
+    const loop = await medianSeconds(() => practice.scoreOneByOne(batch, rows, features, weights));
+    const scorer = practice.batchedScorer();
+    const x = practice.onDevice(batch, [rows, features], device);
+    const w = practice.onDevice(weights, [features], device);
+    const batched = await medianSeconds(async () => (await scorer(x.ref, w.ref).blockUntilReady()).dispose());
+    scorer.dispose();
+    x.dispose();
+    w.dispose();
+    self.postMessage({ kind: "row", index, loop: practice.formatSeconds(loop.seconds), batched: practice.formatSeconds(batched.seconds) });
+  }
+  self.postMessage({ kind: "done", lines: [], summary: `Timed the book's ${sizes.length} sizes on ${name}: the table shows them beside the book's.` });
 }
