@@ -82,7 +82,9 @@ def _figures(site: Path) -> dict:
         table = _BlockTable(block_id)
         table.feed(html)
         if len(table.rows) < 2:
-            raise ValueError(f"{MEASURED_PAGE}: no table in block {block_id}, which the panel shows")
+            raise ValueError(
+                f"{MEASURED_PAGE}: no table in block {block_id}, which the panel shows"
+            )
         header, *rows = table.rows
         figures[name] = {"caption": " ".join(table.caption.split()), "header": header, "rows": rows}
     return figures

@@ -67,7 +67,9 @@ def requests(draw):
     return {
         "book": BOOK,
         "cases": draw(st.lists(cases(), min_size=1, max_size=4)),
-        "counts": draw(st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**30)), max_size=5)),
+        "counts": draw(
+            st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**30)), max_size=5)
+        ),
         "seconds": draw(st.lists(times, max_size=8)),
         "pairs": draw(st.lists(st.tuples(times, times), max_size=8)),
         "floats": draw(st.lists(st.floats(width=32, allow_nan=False), max_size=8))
@@ -111,11 +113,25 @@ def check(answer: dict, request: dict, golden: str) -> None:
         batch = np.array(c["batch"], dtype=np.float32).reshape(rows, features)
         weight_sets = np.array(c["settings"], dtype=np.float32).reshape(count, features)
         shape = f"{rows} x {features}, {count} settings"
-        assert_close(got["batch"], score_batch(batch, weight_sets[0]), batch, weight_sets[0], features, f"score_batch {shape}")
+        assert_close(
+            got["batch"],
+            score_batch(batch, weight_sets[0]),
+            batch,
+            weight_sets[0],
+            features,
+            f"score_batch {shape}",
+        )
         expected = np.asarray(score_settings(batch, weight_sets))  # rows x settings
         table = np.array(got["settings"], dtype=object).reshape(rows, count)
         for k in range(count):
-            assert_close(list(table[:, k]), expected[:, k], batch, weight_sets[k], features, f"setting {k} {shape}")
+            assert_close(
+                list(table[:, k]),
+                expected[:, k],
+                batch,
+                weight_sets[k],
+                features,
+                f"setting {k} {shape}",
+            )
         assert got["multiplies"] == str(rows * features * count)
     assert answer["multiplies"] == [str(r * f) for r, f in request["counts"]]
     assert answer["seconds"] == [format_seconds(s) for s in request["seconds"]]
@@ -123,24 +139,37 @@ def check(answer: dict, request: dict, golden: str) -> None:
     assert answer["rounded"] == [repr(round(float(x), 3)) for x in request["floats"]]
 
 
-QUICK = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+QUICK = settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @pytest.fixture(scope="session")
 def node() -> list[str]:
     found = shutil.which("node")
     assert found, "node is needed (it installs node_modules)"
-    major = int(subprocess.run([found, "--version"], capture_output=True, text=True).stdout[1:].split(".")[0])
+    major = int(
+        subprocess.run([found, "--version"], capture_output=True, text=True)
+        .stdout[1:]
+        .split(".")[0]
+    )
     # The site's modules are ES modules in .js files with no package.json: Node 22.7+ sees it.
     return [found, *(["--experimental-detect-module"] if major < 22 else [])]
 
 
 @QUICK
 @given(request=requests())
-def test_node_on_wasm_prints_the_book_and_scores_as_examples(request, built_site, node, expected_practice_output):
+def test_node_on_wasm_prints_the_book_and_scores_as_examples(
+    request, built_site, node, expected_practice_output
+):
     result = subprocess.run(
         [*node, str(NODE_SCRIPT), str(built_site)],
-        input=json.dumps(for_harness(request)), capture_output=True, text=True, timeout=120,
+        input=json.dumps(for_harness(request)),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     check(json.loads(result.stdout), request, expected_practice_output)
@@ -162,7 +191,9 @@ def ask_page(chosen, served_site: str, request: dict, device: str) -> dict:
     page = chosen.new_page()
     try:
         harness = f"{served_site}try-it-harness.mjs"  # the same host as the site: no other
-        page.route(harness, lambda route: route.fulfill(path=HARNESS, content_type="text/javascript"))
+        page.route(
+            harness, lambda route: route.fulfill(path=HARNESS, content_type="text/javascript")
+        )
         page.goto(served_site, wait_until="domcontentloaded")
         return page.evaluate(
             """async ([practiceUrl, harnessUrl, request, device]) => {
@@ -177,15 +208,28 @@ def ask_page(chosen, served_site: str, request: dict, device: str) -> dict:
 
 
 @pytest.mark.parametrize("device", BACKENDS)
-def test_chromium_prints_the_book_and_scores_as_examples_on(device, browser, webgpu_browser, served_site, expected_practice_output):
+def test_chromium_prints_the_book_and_scores_as_examples_on(
+    device, browser, webgpu_browser, served_site, expected_practice_output
+):
     chosen = webgpu_browser if device == "webgpu" else browser
-    probe = ask_page(chosen, served_site, for_harness({"book": BOOK, "cases": [], "counts": [], "seconds": [], "pairs": [], "floats": []}), device)
+    probe = ask_page(
+        chosen,
+        served_site,
+        for_harness(
+            {"book": BOOK, "cases": [], "counts": [], "seconds": [], "pairs": [], "floats": []}
+        ),
+        device,
+    )
     if "absent" in probe:
         pytest.skip(probe["absent"])
 
     @QUICK
     @given(request=requests())
     def differential(request):
-        check(ask_page(chosen, served_site, for_harness(request), device), request, expected_practice_output)
+        check(
+            ask_page(chosen, served_site, for_harness(request), device),
+            request,
+            expected_practice_output,
+        )
 
     differential()
