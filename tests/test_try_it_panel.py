@@ -67,7 +67,8 @@ def check_verdicts(output: str) -> int:
     """Each "... was V one by one" says what examples.timing says of the times printed above it."""
     times = dict(
         re.findall(
-            r"^(one by one|batched|\d+ settings one by one|\d+ settings at once)[^:]*: ([\d.,]+ \S+) \(median",
+            r"^(one by one|batched|\d+ settings one by one|\d+ settings at once)"
+            r"[^:]*: ([\d.,]+ \S+) \(median",
             output,
             re.M,
         )
@@ -130,7 +131,12 @@ def test_a_changed_size_says_faster_only_as_its_times_say(reader):
         ("four", "3", "1", "is not a number"),
         ("", "3", "1", "enter a whole number"),
         ("4", "3", "100000", "larger than this panel's bound of 1,024"),
-        ("4000000", "4096", "1", "batch size × feature count is 16,384,000,000"),
+        (
+            "4000000",
+            "4096",
+            "1",
+            "batch size \N{MULTIPLICATION SIGN} feature count is 16,384,000,000",
+        ),
     ],
 )
 def test_bad_sizes_get_words_and_run_nothing(reader, rows, features, settings, words):
