@@ -211,9 +211,9 @@ def ask_page(chosen, served_site: str, request: dict, device: str) -> dict:
 
 @pytest.mark.parametrize("device", BACKENDS)
 def test_chromium_prints_the_book_and_scores_as_examples_on(
-    device, browser, webgpu_browser, served_site, expected_practice_output
+    device, browser, served_site, expected_practice_output, request
 ):
-    chosen = webgpu_browser if device == "webgpu" else browser
+    chosen = request.getfixturevalue("webgpu_browser") if device == "webgpu" else browser
     probe = ask_page(
         chosen,
         served_site,
@@ -224,13 +224,14 @@ def test_chromium_prints_the_book_and_scores_as_examples_on(
     )
     if "absent" in probe:
         pytest.skip(probe["absent"])
+    print(f"{device}: {probe['adapter'] or 'no adapter name'}")
 
     @QUICK
-    @given(request=requests())
-    def differential(request):
+    @given(drawn=requests())
+    def differential(drawn):
         check(
-            ask_page(chosen, served_site, for_harness(request), device),
-            request,
+            ask_page(chosen, served_site, for_harness(drawn), device),
+            drawn,
             expected_practice_output,
         )
 

@@ -228,3 +228,16 @@ def test_the_code_shown_is_the_code_that_runs(built_site):
         lines = {line.strip() for line in sources[name].splitlines()}
         missing = [line for line in code.get_text().splitlines() if line.strip() not in lines]
         assert missing == [], f"{name} excerpt lines not in its source: {missing}"
+
+
+def test_the_panel_works_after_instant_navigation(browser, served_site):
+    """Material's instant navigation runs the panel's script again (as a classic script)."""
+    page = open_page(browser, "light")
+    try:
+        page.goto(served_site, wait_until="networkidle")
+        page.locator(f"article a[href$='{SECTION_PAGE}/']").first.click()
+        page.wait_for_url(f"**/{SECTION_PAGE}/")
+        open_panel(page)
+        expect(page.get_by_label("Feature count")).to_have_value(re.compile(r"\d"))
+    finally:
+        page.context.close()
