@@ -8,9 +8,10 @@ fails the build (``make setup`` installs it).
 
 ``try-it/book.json`` holds what the panel computes from: the manuscript's batch and weights and
 the practice's probe sizes, read from ``examples/data.py`` (cached like a block, as
-``hooks/live_numbers.py`` does), never typed into the browser code; and the book's turnaround
-figures the panel's table shows beside the reader's own, read from this build's measured page as
-it prints them: the live table (the build machine's CPU) and the GPU recording.
+``hooks/live_numbers.py`` does), never typed into the browser code. ``try-it/figures.json`` holds
+the book's turnaround figures the panel's table shows beside the reader's own, read from this
+build's measured page as it prints them: the live table (the build machine's CPU) and the GPU
+recording (timings: ``build_support/caching/compare.py`` leaves the copy out, the page is compared).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 JAX_JS = Path("node_modules/@jax-js/jax")
 VENDOR = Path("assets/vendor/jax-js")
 BOOK = Path("assets/javascripts/try-it/book.json")
+FIGURES_FILE = Path("assets/javascripts/try-it/figures.json")
+"""The measured page's timing tables, copied: ``make check-cache`` compares the page instead."""
 MEASURED_PAGE = Path("p5-9-1-measured/index.html")
 FIGURES = {"cpu": "p5-9-1-turnaround-table", "gpu": "p5-9-1-turnaround-recorded-gpu"}
 """The measured page's turnaround blocks whose tables the panel shows: their data-exec-id."""
@@ -119,4 +122,5 @@ def on_post_build(config) -> None:
         shutil.copy2(module, vendor / module.name)
     shutil.copy2(root / JAX_JS / "LICENSE", vendor / "LICENSE")
     book = state.current().cached_value("try_it_book", _book, inspect.getsource(_book))
-    (site / BOOK).write_text(json.dumps({**book, "figures": _figures(site)}) + "\n")
+    (site / BOOK).write_text(json.dumps(book) + "\n")
+    (site / FIGURES_FILE).write_text(json.dumps(_figures(site), ensure_ascii=False) + "\n")

@@ -54,7 +54,9 @@ export async function start(root) {
   const message = root.querySelector(".try-it__message");
   const status = root.querySelector(".try-it__status");
   const output = root.querySelector(".try-it__output");
-  const book = await (await fetch(new URL("book.json", import.meta.url))).json();
+  const [book, figures] = await Promise.all(
+    ["book.json", "figures.json"].map(async (name) => (await fetch(new URL(name, import.meta.url))).json()),
+  );
   form.rows.value = book.batch.length;
   form.features.value = book.batch[0].length;
   form.settings.value = 1;
@@ -121,11 +123,11 @@ export async function start(root) {
   });
 
   let backend = "this browser";
-  const tableBody = figuresTable(root.querySelector(".try-it__table"), book.figures);
+  const tableBody = figuresTable(root.querySelector(".try-it__table"), figures);
   tableButton.addEventListener("click", () => {
     message.textContent = "";
     for (const row of tableBody.rows) for (const cell of [...row.cells].slice(-2)) cell.textContent = "…";
-    launch({ table: true });
+    launch({ table: figures.cpu.rows.map(([rows, features]) => [rows, features].map((t) => Number(t.replaceAll(",", "")))) });
   });
 
   stop.addEventListener("click", () => {

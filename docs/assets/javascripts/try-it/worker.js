@@ -2,8 +2,8 @@
  * The "Try it here" panel's Web Worker: runs practice.js off the page's main thread, so the page
  * scrolls and answers during a run; the panel's Stop ends it (worker.terminate()).
  *
- * Messages in: {rows, features, settings}, or {table: true} (the book's turnaround sizes, timed
- * here). Messages out: {kind: "backend" | "lines" | "row" | "done" | "fallback" | "failed", ...}. A backend that fails mid-run is named, and the run is done again on Wasm.
+ * Messages in: {rows, features, settings}, or {table: [[rows, features], ...]} (the measured
+ * page's turnaround sizes, timed here). Messages out: {kind: "backend" | "lines" | "row" | "done" | "fallback" | "failed", ...}. A backend that fails mid-run is named, and the run is done again on Wasm.
  */
 import * as practice from "./practice.js";
 
@@ -199,8 +199,7 @@ function report(device, { rows, features, settings, same, loop, batched, atOnce 
 }
 
 /** The measured page's turnaround sizes, each timed here: the loop and jit(vmap). */
-async function timeTable(device) {
-  const sizes = book.figures.cpu.rows.map(([rows, features]) => [rows, features].map((t) => Number(t.replaceAll(",", ""))));
+async function timeTable(device, { table: sizes }) {
   const name = practice.BACKEND_NAMES[device];
   for (const [index, [rows, features]] of sizes.entries()) {
     const batch = drawn(rows * features, 1);
