@@ -218,7 +218,7 @@ def test_the_code_shown_is_the_code_that_runs(built_site):
     from testkit.project import ROOT
 
     html = (built_site / SECTION_PAGE / "index.html").read_text()
-    js, python = BeautifulSoup(html, "html.parser").select(".try-it__code pre > code")
+    js, python = BeautifulSoup(html, "html.parser").select(".try-it__code pre")
     sources = {
         "js": (built_site / "assets/javascripts/try-it/practice.js").read_text(),
         "python": (ROOT / "examples/scoring.py").read_text()
@@ -241,3 +241,35 @@ def test_the_panel_works_after_instant_navigation(browser, served_site):
         expect(page.get_by_label("Feature count")).to_have_value(re.compile(r"\d"))
     finally:
         page.context.close()
+
+
+def test_a_backend_failing_mid_run_is_named_and_the_run_falls_back(browser, served_site):
+    """WebGPU (SwiftShader) chosen, then made to fail as a lost device would: the panel names it
+    and runs on Wasm, saying so."""
+    from build_support.browser import LAUNCH_ARGS, WEBGPU_ARGS, find
+
+    webgpu = browser.browser_type.launch(
+        executable_path=str(find().path), args=[*LAUNCH_ARGS, *WEBGPU_ARGS]
+    )
+    try:
+        page = open_page(webgpu, "light")
+
+        def failing_webgpu(route):
+            body = route.fetch().text()
+            start = "export function onDevice(values, shape, device) {"
+            assert start in body
+            failing = f'{start}\n  if (device === "webgpu") throw new Error("device lost (test)");'
+            route.fulfill(body=body.replace(start, failing), content_type="text/javascript")
+
+        page.context.route("**/try-it/practice.js", failing_webgpu)
+        page.goto(f"{served_site}{SECTION_PAGE}/", wait_until="networkidle")
+        open_panel(page)
+        page.get_by_role("button", name="Run").press("Enter")
+        expect(page.get_by_role("status")).to_contain_text("Done on Wasm", timeout=60_000)
+        output = page.locator(".try-it__output").inner_text()
+        assert "backend = WebGPU" in output, output
+        assert (
+            "WebGPU failed during the run (device lost (test)); running on Wasm instead." in output
+        )
+    finally:
+        webgpu.close()
