@@ -273,3 +273,28 @@ def test_a_backend_failing_mid_run_is_named_and_the_run_falls_back(browser, serv
         )
     finally:
         webgpu.close()
+
+
+def test_the_lighthouse_benchmark_compares_with_the_page_less_only_the_panel(built_site, tmp_path):
+    """benchmarks/try_it_lighthouse.py's page "without" is the built page, the panel taken out."""
+    import sys
+
+    from testkit.project import ROOT
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from try_it_lighthouse import without_panel
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    without_panel(built_site, tmp_path / "without")
+    page = f"{SECTION_PAGE}/index.html"
+    with_html, without_html = (
+        (built_site / page).read_text(),
+        (tmp_path / "without" / page).read_text(),
+    )
+    assert "try-it" in with_html and "try-it" not in without_html
+    start = with_html.index('<details class="try-it">')
+    assert (
+        without_html
+        == with_html[:start] + with_html[with_html.index("</script>", start) + len("</script>") :]
+    )
