@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from examples.timing import faster_or_slower, shown_ratio
 from testkit.browser_pages import open_page
-from testkit.project import SECTION_PAGE
+from testkit.project import AXE, SECTION_PAGE
 
 LONG_TASKS = """
 window.__longTasks = [];
@@ -209,6 +209,17 @@ def test_the_growing_batch_table_sits_beside_the_books_own_figures(reader, built
     ]
     for row in shown:  # this browser's two times, each a time as examples.timing prints one
         assert all(re.fullmatch(r"[\d.,]+ (ns|µs|ms|s)", cell) for cell in row[5:]), row
+    # The panel open, after a run and its table: axe finds nothing serious in it.
+    page.add_script_tag(path=AXE)
+    violations = page.evaluate(
+        "async () => (await axe.run(document.querySelector('details.try-it'))).violations"
+    )
+    serious = [
+        (v["id"], [n["target"] for n in v["nodes"]])
+        for v in violations
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == []
 
 
 def test_the_code_shown_is_the_code_that_runs(built_site):

@@ -160,6 +160,10 @@ function figuresTable(holder, figures) {
     const row = body.insertRow();
     for (const text of [cpu[0], cpu[1], cpu[2], cpu[4], same ? gpu[4] : "–", "", ""]) row.insertCell().textContent = text;
   });
-  holder.replaceChildren(table);
+  // In Material's wrapper, the table does not scroll itself: its region (tabindex 0) does.
+  const wrapper = document.createElement("div");
+  wrapper.className = "md-typeset__table";
+  wrapper.append(table);
+  holder.replaceChildren(wrapper);
   return body;
 }
