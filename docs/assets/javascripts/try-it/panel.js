@@ -142,10 +142,7 @@ export async function start(root) {
  *  empty columns for this browser's; returns the table's body. */
 function figuresTable(holder, figures) {
   const table = document.createElement("table");
-  const caption = table.createCaption();
-  caption.textContent =
-    "The measured page's turnaround sizes: the book's times (CPU: " + figures.cpu.caption +
-    "; GPU: " + figures.gpu.caption + ") and, once timed, this browser's.";
+  table.createCaption().textContent = "The book's times and this browser's, at the measured page's sizes";
   const head = table.createTHead().insertRow();
   for (const title of ["rows", "features", "book CPU: Python loop", "book CPU: score_batch", "book GPU: score_batch", "here: JS loop", "here: jit(vmap)"]) {
     const th = document.createElement("th");
@@ -164,6 +161,12 @@ function figuresTable(holder, figures) {
   const wrapper = document.createElement("div");
   wrapper.className = "md-typeset__table";
   wrapper.append(table);
-  holder.replaceChildren(wrapper);
+  const sources = document.createElement("ul");
+  for (const [name, figure] of [["Book CPU", figures.cpu], ["Book GPU", figures.gpu]]) {
+    sources.appendChild(document.createElement("li")).textContent = `${name}: ${figure.caption}`;
+  }
+  sources.appendChild(document.createElement("li")).textContent =
+    "Here: this browser, now, each time the median of several runs after a warm-up.";
+  holder.replaceChildren(wrapper, sources);
   return body;
 }
