@@ -309,3 +309,17 @@ def test_the_lighthouse_benchmark_compares_with_the_page_less_only_the_panel(bui
         without_html
         == with_html[:start] + with_html[with_html.index("</script>", start) + len("</script>") :]
     )
+
+
+def test_without_javascript_the_panel_says_what_it_needs(browser, served_site):
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 360, "height": 780})
+    try:
+        page = context.new_page()
+        page.goto(f"{served_site}{SECTION_PAGE}/")
+        page.locator("summary", has_text="Try it here").click()  # <details> opens without script
+        # (playwright's text locators skip <noscript>: read the panel's rendered text)
+        shown = page.locator("details.try-it").inner_text()
+        assert "This panel runs the practice in your browser with JavaScript" in shown, shown
+        expect(page.get_by_label("Batch size (rows)")).to_be_hidden()
+    finally:
+        context.close()
