@@ -161,8 +161,11 @@ def test_stop_ends_a_run_and_the_page_answers_during_it(reader):
         page.mouse.wheel(0, 300)
         assert page.evaluate("1 + 1") == 2
         page.wait_for_timeout(200)
-    page.get_by_role("button", name="Stop").press("Enter")
+    stop = page.get_by_role("button", name="Stop")
+    expect(stop).to_be_focused()  # Run, disabled while running, handed the keyboard to Stop
+    page.keyboard.press("Enter")
     expect(page.get_by_role("status")).to_contain_text("Stopped")
+    expect(page.get_by_role("button", name="Run")).to_be_focused()
     expect(page.get_by_role("button", name="Run")).to_be_enabled()
     page.wait_for_timeout(1000)
     assert "Done on" not in page.get_by_role("status").inner_text()

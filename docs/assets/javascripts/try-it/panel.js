@@ -67,10 +67,14 @@ export async function start(root) {
   panel.hidden = false;
 
   let worker = null;
+  // A disabled button loses the keyboard's focus: hand it to the control that stays usable.
   const running = (on) => {
+    const focused = document.activeElement;
     run.disabled = on;
     tableButton.disabled = on;
     stop.disabled = !on;
+    if (on && (focused === run || focused === tableButton)) stop.focus();
+    if (!on && focused === stop) run.focus();
   };
   const finish = (text) => {
     status.textContent = text;
