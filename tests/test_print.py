@@ -87,13 +87,18 @@ def _print(browser, built_site: Path, name: str, scheme: str, stem: str) -> dict
     pages, images = _read_back(pdf, ARTIFACTS / f"{stem}-{scheme}")
     text = "\f".join(pages)
     html = (built_site / name / "index.html").read_text()
+    article = BeautifulSoup(html, "html.parser").select_one("article")
+    panels = article.select("details.try-it")  # the Try it panel: a control, never printed
+    for panel in panels:
+        panel.decompose()
     return {
         "scheme": scheme,
         "text": text,
         "squeezed": _squeezed(text),
         "pages": len(pages),
         "images": images,
-        "article": BeautifulSoup(html, "html.parser").select_one("article"),
+        "article": article,
+        "panels": len(panels),
         "soup": BeautifulSoup(html, "html.parser"),
         "visible_chrome": visible_chrome,
         "other_hosts": other_hosts,
@@ -161,6 +166,11 @@ def test_the_pdf_has_pages_and_the_page_asked_no_other_host(printed):
     assert printed["pages"] >= 3
     assert len(printed["images"]) == printed["pages"]
     assert printed["other_hosts"] == []
+
+
+def test_the_try_it_panel_is_not_printed(printed):
+    assert printed["panels"] == 1
+    assert _squeezed("Try it here") not in printed["squeezed"]
 
 
 def test_every_code_line_of_both_tabs_and_every_output_is_printed_whole(printed):
