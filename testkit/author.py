@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -43,6 +44,20 @@ def make_dry_run(*arguments: str) -> str:
     return subprocess.run(
         command, cwd=ROOT, env=env, capture_output=True, text=True, check=True
     ).stdout
+
+
+def publish_as(repo: Path, version: str, section_page: Path) -> None:
+    """Make ``repo`` (a copy) publish ``version``: the release in its pyproject.toml and the
+    section's ``version:``, as an author moves both with one section (ARCHITECTURE, "The course
+    model")."""
+    for path, pattern, line in (
+        (repo / "pyproject.toml", r"^release = .*$", f'release = "{version}"'),
+        (section_page, r"^version: .*$", f"version: {version}"),
+    ):
+        text = path.read_text()
+        moved = re.sub(pattern, line, text, count=1, flags=re.M)
+        assert moved != text or line in text, f"{path}: no {pattern!r} to change"
+        path.write_text(moved)
 
 
 def section_version() -> str:

@@ -115,7 +115,7 @@ def test_the_course_scale_benchmark_generates_pages_that_call_the_package():
     counting = ("scalar_multiply_count", "scaling_table")  # what examples/counting.py defines
     calls = sum(any(name in block for name in counting) for block in course_scale.BLOCKS)
     assert calls == course_scale.USES_COUNTING == 2  # a quarter of the blocks
-    assert course_scale.PRODUCT in (ROOT / "examples" / "counting.py").read_text()  # it edits
+    assert course_scale.PRODUCT.search((ROOT / "examples" / "counting.py").read_text())  # it edits
     assert "usage:" in run_benchmark("parallel_blocks.py", "--help")
 
 

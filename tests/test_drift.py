@@ -11,7 +11,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 
 from build_support.publishing.record import RECORD_FILE, Output, compare
-from testkit.author import publish_copy, run_in
+from testkit.author import publish_as, publish_copy, run_in
 from testkit.project import MEASURED_PAGE, SECTION_PAGE
 
 PAGE = f"{SECTION_PAGE}.md"
@@ -58,13 +58,15 @@ def test_a_changed_printed_output_is_named_by_the_next_publish(tmp_path: Path):
     assert "p5-9-1-turnaround-table" in timed and "p5-9-1-practice-numpy" not in timed
 
     page = published_repo / "docs" / PAGE
-    page.write_text(page.read_text().replace("version: v2026.07.20", "version: v2026.08.01", 1))
+    publish_as(published_repo, "v2026.08.01", page)
     listing = published_repo / "docs/snippets" / SECTION_PAGE / "practice_numpy.py"
     text = listing.read_text()
     assert "round(float(score), 3)" in text
     listing.write_text(text.replace("round(float(score), 3)", "round(score, 3)"))
     run_in(published_repo, "git", "commit", "-qam", "the listing as printed")
-    published = run_in(published_repo, "make", "publish").stdout
+    # -o: the copy shares the checkout's .venv; the moved release must not re-sync it from here
+    set_up = ("-o", ".venv/.synced", "-o", "node_modules/.installed")
+    published = run_in(published_repo, "make", *set_up, "publish").stdout
 
     assert f"changed since v2026.07.20: {PAGE} p5-9-1-practice-numpy" in published
     changed = [line for line in published.splitlines() if line.startswith("changed since")]
