@@ -16,6 +16,7 @@ import zipfile
 
 import pytest
 
+from build_support import section
 from build_support.publishing import record, wheel_build
 from examples import verify as verify_module
 from examples.verify import check, environment, environment_lines, short_diff, verify
@@ -173,7 +174,13 @@ def test_the_served_wheel_carries_what_the_page_shows_from_the_execution_record(
     # Taken from the record the build wrote, not from a copy of its own.
     recorded = json.loads((built_site / record.RECORD_FILE).read_text())
     outputs = [record.Output(**output) for output in recorded["outputs"]]
-    assert carried == record.expected_outputs(outputs, carried["version"], _not_needed)
+    expected = record.expected_outputs(outputs, carried["version"], _not_needed)
+    # ... each block tagged with the section its page belongs to, and every section's version
+    for block in expected["blocks"]:
+        if (held := section.section_of(block["page"])) is not None:
+            block["section"] = held.id
+    course = {one.id: one.version for one in section.sections()}
+    assert carried == expected | {"sections": course}
     # Exactly what the page shows: each displayed source (as copied) and the text under it.
     shown, _ = shown_blocks(built_site)
     compared = [b for b in carried["blocks"] if not b.get("timed")]

@@ -10,7 +10,6 @@ Screenshots of the install box and of the notice, light and dark, go to test-art
 from __future__ import annotations
 
 import io
-import re
 import subprocess
 import zipfile
 from email.parser import Parser
@@ -20,7 +19,7 @@ from urllib.parse import urljoin
 import pytest
 from packaging.version import Version
 
-from testkit.author import author_env, extract_branch, section_version
+from testkit.author import author_env, extract_branch, publish_as, section_version
 from testkit.browser_pages import SCHEMES, PageReport, open_page
 from testkit.project import ARTIFACTS, ROOT, SECTION_PAGE
 from testkit.serving import serve
@@ -33,11 +32,10 @@ SECTION_FILE = Path("docs") / f"{SECTION_PAGE}.md"
 @pytest.fixture(scope="session")
 def two_versions(published_repo: Path, tmp_path_factory) -> Path:
     """The gh-pages tree with OLD_VERSION deployed beside the published version."""
-    page = published_repo / SECTION_FILE
-    text = page.read_text()
-    old_text = re.sub(r"^version: .*$", f"version: {OLD_VERSION}", text, count=1, flags=re.M)
-    assert old_text != text
-    page.write_text(old_text)
+    # An older release, its one section at the same version (ARCHITECTURE, "The course model").
+    moved = [published_repo / SECTION_FILE, published_repo / "pyproject.toml"]
+    texts = [path.read_text() for path in moved]
+    publish_as(published_repo, OLD_VERSION, moved[0])
     env = author_env()
     env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{env['PATH']}"  # mike runs mkdocs from PATH
     try:
@@ -50,7 +48,8 @@ def two_versions(published_repo: Path, tmp_path_factory) -> Path:
         )
         assert result.returncode == 0, result.stderr
     finally:
-        page.write_text(text)
+        for path, text in zip(moved, texts, strict=True):
+            path.write_text(text)
     served = tmp_path_factory.mktemp("two-versions") / "served"
     extract_branch(published_repo, "gh-pages", served / site_prefix())
     return served

@@ -152,7 +152,8 @@ def test_the_compilation_cache_is_pruned_oldest_first_past_its_limit(tmp_path):
 def test_a_template_whose_read_ahead_files_changed_is_not_forked_from_again(build, tmp_path):
     look(build)
     template = state.PROCESS.workers.template
-    assert template.read_ahead  # matplotlib's font list, at least: files outside Python's own
+    # What importing ahead read outside Python's own files and the user's caches (none, where
+    # matplotlib reads only its own rc file and its font list): one planted, since changed.
     seen = tmp_path / "matplotlibrc"
     seen.write_text("a setting")
     template.read_ahead[str(seen)] = (0, 0)  # as if importing ahead had read it, since changed

@@ -37,7 +37,7 @@ import sys
 import time
 from typing import Any
 
-from . import block_worker
+from . import block_worker, process_tree
 
 BOOT = (
     "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
@@ -173,8 +173,9 @@ def _until_its_own_group(pid: int) -> None:
 
 
 def _release(pid: int, children: dict[int, bool]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)  # not reaped yet: the pid is still this child's
+    # Not reaped yet: the pid is still this child's. What a block detached (setsid) is below it
+    # (a child subreaper) and goes first, then its group: once it is gone they are out of reach.
+    process_tree.end_tree(pid)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
