@@ -122,5 +122,5 @@ def on_post_build(config) -> None:
         shutil.copy2(module, vendor / module.name)
     shutil.copy2(root / JAX_JS / "LICENSE", vendor / "LICENSE")
     book = state.current().cached_value("try_it_book", _book, inspect.getsource(_book))
-    (site / BOOK).write_text(json.dumps(book) + "\n")
+    (site / BOOK).write_text(json.dumps(book, sort_keys=True) + "\n")  # as the store keeps it
     (site / FIGURES_FILE).write_text(json.dumps(_figures(site), ensure_ascii=False) + "\n")

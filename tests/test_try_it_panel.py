@@ -155,13 +155,15 @@ def test_stop_ends_a_run_and_the_page_answers_during_it(reader):
     run(page, "4", "3", "1")  # the worker and jax-js started, so that the next run is all computing
     expect(page.get_by_role("status")).to_contain_text("Done on", timeout=60_000)
     started = page.evaluate("performance.now()")
-    run(page, "4000000", "4", "1")
+    run(page, "2000000", "8", "8")  # eight settings one by one: long past the checks below
     expect(page.get_by_role("button", name="Stop")).to_be_enabled()
     for _ in range(5):  # the page scrolls and answers while the worker computes
         page.mouse.wheel(0, 300)
         assert page.evaluate("1 + 1") == 2
         page.wait_for_timeout(200)
     stop = page.get_by_role("button", name="Stop")
+    said = page.get_by_role("status").inner_text() + page.get_by_role("alert").inner_text()
+    assert stop.is_enabled(), f"the run ended before Stop: {said}"
     expect(stop).to_be_focused()  # Run, disabled while running, handed the keyboard to Stop
     page.keyboard.press("Enter")
     expect(page.get_by_role("status")).to_contain_text("Stopped")
