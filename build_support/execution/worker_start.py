@@ -180,5 +180,5 @@ class Workers:
             self.template = None
 
     def close(self) -> None:
+        self._discard()  # the template retired: closed once its workers are, below
         self.close_sessions()
-        self._discard()
