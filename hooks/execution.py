@@ -27,6 +27,7 @@ from mkdocs.structure.files import File
 
 from build_support import settings
 from build_support.execution import (
+    ahead,
     notebook_page,
     notebook_runs,
     progress,
@@ -69,6 +70,13 @@ def on_files(files, config):
         if jupyter.should_include(file)
     ]
     notebook_runs.start_notebooks(state.current(), pages, jupyter.config["kernel_name"])
+    markdown_pages = [
+        (file.src_uri, Path(file.abs_src_path))
+        for file in files.documentation_pages()
+        if file.src_uri.endswith(".md") and file.abs_src_path and not jupyter.should_include(file)
+    ]
+    languages = tuple(config.plugins["markdown-exec"].config.languages)
+    ahead.plan(state.current(), markdown_pages, languages)  # side by side, ahead of the pages
     return files
 
 
@@ -129,6 +137,7 @@ def _drift(build, project_root: Path):
 
 def on_post_build(config):
     build = state.current()
+    build.ahead.stop()
     build.notebooks.finish()
     _end_workers()
     drift = build.drift or record.Drift(None)
@@ -154,11 +163,18 @@ def on_post_build(config):
         for line in drift.lines():
             log.info(line)
     log.info("Execution report: %s", report.totals(build.runs))
+    if build.ahead.ran_ahead:
+        log.info(
+            "Ran ahead of their pages, %d side by side: %d blocks",
+            build.ahead.threads,
+            build.ahead.ran_ahead,
+        )
     progress.note(progress.FINISHED)  # every block ran: the Makefile may swap the site in
 
 
 def on_build_error(error):
     if state.PROCESS.build is not None:  # None: failed before the build started
+        state.PROCESS.build.ahead.stop()
         state.PROCESS.build.notebooks.finish()
     _end_workers()
 

@@ -46,8 +46,19 @@ WHERE_SIGNAL = signal.SIGUSR1
 """Sent by the build when a block passes its time limit: the worker says where it is, if the
 block lets it, then its process group is killed either way."""
 # Imported ahead of need by every worker: never the course package, whose reach is in each
-# block's key; matplotlib's pyplot takes ~0.6 s to import here, as long as jax.
-PREIMPORT = ("numpy", "jax", "jax.numpy", "matplotlib.pyplot")
+# block's key; matplotlib's pyplot takes ~0.6 s to import here, as long as jax. The rest is
+# what JAX imports only at a program's first lowering (its MLIR dialects: ~15 ms a worker) and
+# what the package's import brings beyond itself; none of it starts a thread.
+PREIMPORT = (
+    "numpy",
+    "jax",
+    "jax.numpy",
+    "matplotlib.pyplot",
+    "jaxlib.mlir.dialects.mhlo",
+    "jax.experimental.multihost_utils",
+    "statistics",
+    "importlib.resources.readers",
+)
 _USES_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|{package})\b", re.MULTILINE)
 
 BOOT = (

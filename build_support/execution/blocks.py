@@ -7,6 +7,7 @@ blocks with ``execute`` below.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
 import time
@@ -34,13 +35,15 @@ def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
     ingredients = build.environment.ingredients(
         options["code"], rendered=True, **own_ingredients(options)
     )
-    found = build.cache.look_up(ingredients, identity, build.stale_reads)
+    found = build.look_up(ingredients, identity, build.stale_reads)
     if found.entry is not None:
         (stored,) = found.entry["blocks"]
         caption = measured_caption(found.entry.get("measured"), reused=True)
         return caption + stored["html"], run_record(build, options, False, [], stored, timed)
-    # A session of its own: its worker ends with it.
-    worker = LazyWorker(lambda: build.take_worker(timed))
+    # A session of its own: its worker ends with it (or ended with its run ahead).
+    worker = build.ahead.claim_alone(build.page, options) or LazyWorker(
+        lambda: build.take_worker(timed)
+    )
     try:
         block, failed = execute(build, options, timed, worker)
     finally:
@@ -62,15 +65,17 @@ def execute(
 ) -> tuple[dict[str, Any], bool]:
     """Run one block in ``worker`` (its session's), under guard: a failure fails the build, or
     under ``mkdocs serve`` shows in the page in place of the output. A timed block waits for the
-    notebooks' cells first: a timing gets the machine to itself. The block's ``reads`` and
+    notebooks' cells and the blocks running ahead (``ahead.py``): a timing gets the machine to
+    itself. The block's ``reads`` and
     ``measured`` (a timing's caption) come with it, from the worker's reply."""
     if timed:
         build.notebooks.wait_for_cells()
     execution = python_exec.Execution(worker, timed)
     started = time.perf_counter()
-    output, failed = guard.run(execution, options, build.page, build.serving)
-    seconds = time.perf_counter() - started
+    with build.ahead.quiet() if timed else contextlib.nullcontext():
+        output, failed = guard.run(execution, options, build.page, build.serving)
     reply = execution.reply or {}
+    seconds = reply.get("ran_ahead_s", time.perf_counter() - started)
     files = reads.digests(reply.get("read", ()), reply.get("written", ()), build.project_root)
     machine = reply.get("machine") if timed and not failed else None
     return {

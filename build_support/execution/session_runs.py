@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..caching.cache import Lookup, digest, key_of
 from ..caching.ingredients import expand_snippets
 from ..publishing.runs import Run
+from .ahead import Replies
 from .blocks import cacheable, execute, measured_caption, note_shown, run_record
 from .fence_options import is_timed, own_digest
 from .sessions import Session, Slot, fences
@@ -101,6 +102,10 @@ def _run_in_session(
     build: BuildState, session: Session, options: dict[str, Any], slot: Slot
 ) -> None:
     timed = is_timed(options)
+    if session.worker is None and not session.blocks:  # its run ahead, if there was one
+        session.worker = build.ahead.claim_session(build.page, session.name)
+    if isinstance(session.worker, Replies) and not session.worker.matches(options):
+        _run_without_ahead(build, session)  # the page asked for other than ran ahead
     if session.worker is None:
         session.worker = LazyWorker(lambda: build.take_worker(session.timed))
     block, failed = execute(build, options, timed, session.worker)
@@ -117,6 +122,16 @@ def _run_in_session(
     slot.run.output_digest = digest(block["html"])
 
 
+def _run_without_ahead(build: BuildState, session: Session) -> None:
+    """Drop the session's run ahead: its blocks so far run again, in a worker of its own."""
+    session.worker = None
+    if session.blocks:
+        session.blocks, session.measured = [], None
+        session.worker = LazyWorker(lambda: build.take_worker(session.timed))
+        for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
+            _run_in_session(build, session, earlier, slot)
+
+
 def _keep_if_complete(build: BuildState, session: Session) -> None:
     if session.entry is not None or not session.complete():
         return
@@ -127,20 +142,32 @@ def _keep_if_complete(build: BuildState, session: Session) -> None:
 
 def _open(build: BuildState, session: Session, name: str) -> None:
     """Look the whole session up, at its first block."""
-    all_code = "\n".join(session.codes)
-    ingredients = build.environment.ingredients(
-        all_code, rendered=True, session=digest("\n".join(session.headers) + "\n" + all_code)
-    )
-    identity = f"{build.page} session {name}"
-    if not session.codes:
-        key = key_of(ingredients)
-        session.found = Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
-    else:
-
-        def objections(payload: dict[str, Any]) -> list[str]:
-            blocks = len(payload.get("blocks", []))
-            shape = [] if blocks == len(session.codes) else [f"its entry holds {blocks} blocks"]
-            return build.stale_reads(payload) or shape
-
-        session.found = build.cache.look_up(ingredients, identity, objections)
+    session.name = name
+    session.found = session_lookup(build, build.page, name, session.headers, session.codes)
     session.entry, session.reasons = session.found.entry, session.found.reasons
+
+
+def session_lookup(
+    build: BuildState,
+    page: str,
+    name: str,
+    headers: list[str],
+    codes: list[str],
+    plan: bool = False,
+) -> Lookup:
+    """A session's look-up in the cache, keyed on all its code (``plan``: ahead of its page)."""
+    all_code = "\n".join(codes)
+    ingredients = build.environment.ingredients(
+        all_code, rendered=True, session=digest("\n".join(headers) + "\n" + all_code)
+    )
+    identity = f"{page} session {name}"
+    if not codes:
+        key = key_of(ingredients)
+        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
+
+    def objections(payload: dict[str, Any]) -> list[str]:
+        blocks = len(payload.get("blocks", []))
+        shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
+        return build.stale_reads(payload) or shape
+
+    return build.look_up(ingredients, identity, objections, plan=plan)

@@ -23,7 +23,6 @@ from typing import Any
 
 from ..caching.cache import Lookup
 from .fence_options import is_timed
-from .workers import LazyWorker
 
 # A fence that markdown-exec executes in a session: its header line, then its code.
 _SESSION_FENCE = re.compile(
@@ -61,6 +60,7 @@ class Session:
 
     headers: list[str]
     codes: list[str]
+    name: str = ""  # markdown-exec's session name
     position: int = 0  # blocks of it formatted so far
     entry: dict[str, Any] | None = None  # reused from the cache when set
     reasons: list[str] = field(default_factory=list)
@@ -71,7 +71,7 @@ class Session:
     reads: dict[str, str] = field(default_factory=dict)  # files its run read
     failed: bool = False
     measured: dict[str, str] | None = None
-    worker: LazyWorker | None = None  # the process its blocks run in, sharing its globals
+    worker: Any = None  # LazyWorker (the process its blocks share), or ahead.Replies
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @property

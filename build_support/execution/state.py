@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import settings
-from ..caching.cache import ExecutionCache
+from ..caching.cache import ExecutionCache, Lookup, key_of
 from ..caching.environment import Environment
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
 from ..section import PACKAGE
 from . import compile_cache, reads
+from .ahead import RunAhead
 from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING
 from .notebooks import Notebooks
 from .sessions import Session
@@ -50,6 +51,10 @@ class BuildState:
     runs: list[Run] = field(default_factory=list)
     sessions: dict[tuple[str, str], Session] = field(default_factory=dict)  # (page, name)
     drift: Drift | None = None  # set with the Build report (make publish only)
+    ahead: RunAhead = field(init=False)  # blocks run ahead of their pages, side by side
+
+    def __post_init__(self) -> None:
+        self.ahead = RunAhead(self.take_worker)
 
     @property
     def serving(self) -> bool:
@@ -70,6 +75,23 @@ class BuildState:
             None if timed else compile_cache.directory(store_root(self.project_root), found.fresh)
         )
         return PROCESS.workers.take(limits, PACKAGE, package_dir and str(package_dir), cache)
+
+    def look_up(
+        self,
+        ingredients: dict[str, str],
+        identity: str,
+        objections: Callable[[dict[str, Any]], list[str]],
+        plan: bool = False,
+    ) -> Lookup:
+        """An output's look-up in the cache; one made ahead of its page (``plan``, by
+        ``ahead.plan``) serves the page's own, so each output is looked up once a build."""
+        memo = (identity, key_of(ingredients))
+        found = self.ahead.lookups.pop(memo, None)
+        if found is None:
+            found = self.cache.look_up(ingredients, identity, objections)
+            if plan:
+                self.ahead.lookups[memo] = found
+        return found
 
     def stale_reads(self, payload: dict[str, Any]) -> list[str]:
         """The files a stored run read that have changed since (``reads.py``)."""

@@ -13,6 +13,7 @@ import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -65,6 +66,8 @@ class Template:
         theirs.close()
         self.socket = ours
         self.ended: dict[int, int] = {}
+        self.gone = False  # the template's end of the socket closed
+        self.lock = threading.RLock()  # one conversation at a time: workers start side by side
         ready = self._next("ready", START_TIMEOUT_S)
         self.read_ahead = {path: _signature(path) for path in _outside_python(ready["read_ahead"])}
         if ready.get("threads") != 1:
@@ -78,25 +81,29 @@ class Template:
 
     def fork(self, config: dict[str, Any], worker_ends: tuple[int, int, int]) -> Forked:
         config = config | {"blas_environment": self.blas_environment}
-        template_process.send(self.socket, {"kind": "fork", "config": config}, worker_ends)
-        reply = self._next("forked", START_TIMEOUT_S)
-        self.ended.pop(reply["pid"], None)  # said of an earlier child with that pid, since reaped
+        with self.lock:
+            template_process.send(self.socket, {"kind": "fork", "config": config}, worker_ends)
+            reply = self._next("forked", START_TIMEOUT_S)
+            self.ended.pop(reply["pid"], None)  # said of an earlier child with that pid, reaped
         return Forked(reply["pid"], self)
 
     def status(self, pid: int, timeout: float) -> int | None:
         """How worker ``pid`` ended, waiting up to ``timeout`` s; None while it runs."""
         until = time.monotonic() + timeout
-        while pid not in self.ended and self.socket.fileno() >= 0:
+        while pid not in self.ended and self.socket.fileno() >= 0 and not self.gone:
             left = until - time.monotonic()
-            if left < 0 or not self._pump(max(left, 0)):
+            with self.lock:  # a short wait each time: another thread may be starting a worker
+                if pid not in self.ended:
+                    self._pump(min(max(left, 0), 0.05))
+            if left <= 0:
                 break
         return self.ended.get(pid)
 
     def release(self, pid: int) -> None:
         """Its process group killed, worker ``pid`` is reaped by the template."""
-        with contextlib.suppress(OSError):
+        with self.lock, contextlib.suppress(OSError):
             template_process.send(self.socket, {"kind": "release", "pid": pid})
-        self.ended.pop(pid, None)
+            self.ended.pop(pid, None)
 
     def _next(self, kind: str, timeout: float) -> dict[str, Any]:
         until = time.monotonic() + timeout
@@ -117,6 +124,7 @@ class Template:
         ready, _, _ = select.select([self.socket], [], [], timeout)
         received = template_process.receive(self.socket) if ready else None
         if received is None:
+            self.gone = self.gone or bool(ready)  # its end of the socket closed
             return None
         message, _ = received
         if message["kind"] == "ended":

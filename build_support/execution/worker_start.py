@@ -22,6 +22,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,9 +112,14 @@ class Workers:
     started_for: tuple = ()  # what the template or spare started with: a change discards it
     spawn_why: str = ""  # why workers are spawned, once said
     at_exit: bool = False
+    lock: threading.RLock = field(default_factory=threading.RLock)  # sessions start side by side
 
     def take(self, limits: Limits, package: str, package_dir: str | None, cache: str | None):
         """A worker for a new session: forked from the template, or spawned."""
+        with self.lock:
+            return self._take(limits, package, package_dir, cache)
+
+    def _take(self, limits: Limits, package: str, package_dir: str | None, cache: str | None):
         if not self.at_exit:  # an interrupted build too ends its workers
             atexit.register(self.close)
             self.at_exit = True
@@ -164,12 +170,13 @@ class Workers:
             return None
 
     def close_sessions(self) -> None:
-        for worker in self.running:
+        with self.lock:
+            running, self.running = self.running, []
+            retired, self.retired = self.retired, []
+        for worker in running:
             worker.close()
-        self.running.clear()
-        for template in self.retired:
+        for template in retired:
             template.close()
-        self.retired.clear()
 
     def _discard(self) -> None:
         if self.spare is not None:
@@ -180,5 +187,6 @@ class Workers:
             self.template = None
 
     def close(self) -> None:
-        self._discard()  # the template retired: closed once its workers are, below
+        with self.lock:
+            self._discard()  # the template retired: closed once its workers are, below
         self.close_sessions()

@@ -34,6 +34,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,6 +101,7 @@ class Worker:
     ended: str = ""  # why it can run no more blocks
     closed: bool = False
     started_for: tuple = ()  # what a spare was started for (``worker_start.Workers``)
+    closing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def alive(self) -> bool:
         return not self.ended and self.process.poll() is None
@@ -242,9 +244,10 @@ class Worker:
     def close(self) -> None:
         """Kill the worker's whole process group (threads, forks, subprocesses) and reap it.
         Once only: a descriptor closed twice may close another worker's, opened since."""
-        if self.closed:
-            return
-        self.closed = True
+        with self.closing:  # the build's end may close it while a run-ahead thread does
+            if self.closed:
+                return
+            self.closed = True
         process_tree.end_tree(self.process.pid)  # its group, and all it detached (setsid)
         if not self.kept and self.block_id:
             sys.stderr.write(

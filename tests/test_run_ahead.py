@@ -1,0 +1,327 @@
+"""Blocks run ahead of their pages, side by side (build_support/execution/ahead.py): the plan
+reads each fence's options as markdown-exec will pass them; jobs run at once on the cores,
+never beside a timed block; a page takes a job's replies only when the job ran what it asks
+for, and runs it itself otherwise; a failure is still its block's, in its page's turn.
+
+The builds are of a small site that loads the project's execution hook, as test_block_guard's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import markdown
+import pytest
+
+from build_support.execution import ahead
+from build_support.execution.workers import BlockError
+from testkit.build import mkdocs_build
+from tests.test_block_guard import CONFIG
+
+# ------------------------------------------------------- the plan reads what the page reads
+
+PAGE = """\
+# Fences of every shape
+
+```python exec="on" id="plain"
+print(1)
+```
+
+```python exec="1" result="text" id='quoted' title="a title" linenums="1"
+print(2)
+```
+
+```python exec="on" html="yes" source="tabbed-left" tabs="Code|Out"
+print("<b>3</b>")
+```
+
+```python exec="off" id="shown-only"
+print("not run")
+```
+
+```python
+print("not executed")
+```
+
+- In a list:
+
+    ```python exec="on" session="s" id="in-list"
+    x = 4
+    print(x)
+    ```
+
+!!! note "In a note"
+
+    ```python exec="on" session="s" timeout="5" id="in-note"
+    print(x + 1)
+    ```
+
+=== "A tab"
+
+    ~~~python exec="on" width="60" returncode="0" updatetoc="no" id="tilde"
+    print(6)
+    ~~~
+
+```python exec="on" timed="yes" id="timed"
+print(7)
+```
+
+```bash exec="on"
+echo not ours
+```
+"""
+
+
+def markdown_exec_options(page: str) -> list[dict]:
+    """What markdown-exec's formatter receives for each fence it executes, captured."""
+    from markdown_exec import validator
+
+    seen = []
+
+    def capture(source, language, css_class, options, md, **kwargs):
+        seen.append(options | {"code": source})
+        return ""
+
+    fence = {"name": "python", "class": "python", "validator": validator, "format": capture}
+    converter = markdown.Markdown(
+        extensions=["admonition", "pymdownx.superfences", "pymdownx.tabbed"],
+        extension_configs={
+            "pymdownx.superfences": {"custom_fences": [fence]},
+            "pymdownx.tabbed": {"alternate_style": True},
+        },
+    )
+    converter.convert(page)
+    return seen
+
+
+def test_the_plan_reads_every_executed_fence_as_markdown_exec_passes_it():
+    expected = markdown_exec_options(PAGE)
+    assert len(expected) == 7  # the fences above that run
+    assert list(ahead.fence_options(PAGE, ("python",))) == expected
+
+
+def test_the_plan_skips_a_fence_whose_timeout_the_page_will_refuse():
+    fence = '```python exec="on" timeout="{}"\nprint(1)\n```\n'
+    (options,) = ahead.fence_options(fence.format("soon"), ("python",))
+    assert ahead.request_of(options) is None
+    (options,) = ahead.fence_options(fence.format("2.5"), ("python",))
+    assert ahead.request_of(options).seconds == 2.5
+
+
+def test_how_many_run_at_once(monkeypatch):
+    monkeypatch.setenv(ahead.SIDE_BY_SIDE_ENV, "3")
+    assert ahead.side_by_side() == 3
+    for wrong in ("0", "two", "-1"):
+        monkeypatch.setenv(ahead.SIDE_BY_SIDE_ENV, wrong)
+        with pytest.raises(ValueError, match=ahead.SIDE_BY_SIDE_ENV):
+            ahead.side_by_side()
+    monkeypatch.delenv(ahead.SIDE_BY_SIDE_ENV)
+    assert 1 <= ahead.side_by_side() <= ahead.MAX_SIDE_BY_SIDE
+
+
+# ---------------------------------------------------------------- the jobs, with stand-in workers
+
+
+class StandIn:
+    """A worker that takes ``code`` as seconds to sleep, noting when it ran."""
+
+    def __init__(self, log: list) -> None:
+        self.log, self.closed = log, False
+
+    def run(self, code, block, timed, seconds):
+        started = time.monotonic()
+        if code == "fail":
+            raise BlockError("ZeroDivisionError: division by zero")
+        if code == "broken":
+            raise OSError("the build's own fault")
+        time.sleep(float(code))
+        self.log.append((block, started, time.monotonic()))
+        return {"kind": "done", "output": f"{block} ran\n"}
+
+    def close(self):
+        self.closed = True
+
+
+def job(page: str, *codes: str) -> ahead.Job:
+    requests = [
+        ahead.Request(code, f"{page}-{n}", f"own-{page}-{n}", 60.0) for n, code in enumerate(codes)
+    ]
+    return ahead.Job(page, requests)
+
+
+@pytest.fixture
+def run_ahead():
+    log, workers = [], []
+
+    def take():
+        workers.append(StandIn(log))
+        return workers[-1]
+
+    pool = ahead.RunAhead(take, threads=2)
+    pool.log, pool.taken = log, workers
+    yield pool
+    pool.stop()
+
+
+def claim(pool: ahead.RunAhead, found: ahead.Job):
+    return pool._claim(found)
+
+
+def test_jobs_run_side_by_side_each_in_a_worker_of_its_own_closed_after(run_ahead):
+    first, second = job("a", "0.4"), job("b", "0.4", "0.1")
+    run_ahead.add(first, None)
+    run_ahead.add(second, "s")
+    run_ahead.start()
+    replies = claim(run_ahead, first)
+    assert replies.run("0.4", "a-0", False, 60.0)["output"] == "a-0 ran\n"
+    claim(run_ahead, second)
+    (a, a_start, a_end), (b, b_start, b_end) = sorted(run_ahead.log)[:2]
+    assert (a, b) == ("a-0", "b-0") and b_start < a_end and a_start < b_end  # at once
+    assert len(run_ahead.taken) == 2 and all(worker.closed for worker in run_ahead.taken)
+    assert run_ahead.ran_ahead == 3
+
+
+def test_a_timed_block_runs_alone(run_ahead):
+    running = job("a", "0.5")
+    run_ahead.add(running, None)
+    run_ahead.start()
+    time.sleep(0.1)  # it started
+    with run_ahead.quiet():
+        quiet_from = time.monotonic()
+        queued = job("b", "0.1")
+        with run_ahead.changed:
+            run_ahead.queue.append(queued)
+            run_ahead.changed.notify_all()
+        time.sleep(0.3)
+        quiet_to = time.monotonic()
+        assert queued.state == "queued"  # nothing starts while a timing runs
+    assert queued.done.wait(5)  # and once it is done, the queue goes on
+    (_, _, a_end), (_, b_start, _) = sorted(run_ahead.log)
+    assert a_end <= quiet_from and b_start >= quiet_to  # nothing ran during it
+
+
+def test_a_page_runs_a_job_itself_when_it_had_not_started(run_ahead):
+    waiting = job("a", "0.1")
+    run_ahead.add(waiting, None)  # not started: no thread yet
+    assert claim(run_ahead, waiting) is None
+    run_ahead.start()
+    time.sleep(0.2)
+    assert run_ahead.log == [] and run_ahead.ran_ahead == 0  # never run twice
+
+
+def test_a_failure_ahead_is_the_blocks_in_its_pages_turn(run_ahead):
+    failing, broken = job("a", "0.1", "fail"), job("b", "broken")
+    run_ahead.add(failing, "s")
+    run_ahead.add(broken, None)
+    run_ahead.start()
+    replies = claim(run_ahead, failing)
+    replies.run("0.1", "a-0", False, 60.0)
+    with pytest.raises(BlockError, match="ZeroDivisionError"):
+        replies.run("fail", "a-1", False, 60.0)
+    assert claim(run_ahead, broken) is None  # the build's own fault: the page runs it
+    assert broken.broken.startswith("OSError")
+
+
+def test_replies_are_only_for_what_ran(run_ahead):
+    ran = job("a", "0.1")
+    run_ahead.add(ran, None)
+    run_ahead.start()
+    replies = claim(run_ahead, ran)
+    assert not replies.matches({"code": "0.1", "id": "other"})
+    with pytest.raises(RuntimeError, match="other than it ran ahead"):
+        replies.run("0.2", "a-0", False, 60.0)
+
+
+def test_stop_drops_what_is_queued(run_ahead):
+    queued = [job(page, "0.2") for page in "abcdef"]
+    for each in queued:
+        run_ahead.add(each, None)
+    run_ahead.start()
+    time.sleep(0.1)
+    run_ahead.stop()
+    time.sleep(0.5)
+    assert len(run_ahead.log) == 2  # the two running finished; the rest never started
+    assert all(each.done.is_set() for each in queued)
+
+
+# ---------------------------------------------------------------- a real build
+
+BLOCK = """\
+```python exec="on" id="{id}"{extra}
+import json, os, time
+started = time.time()
+time.sleep(0.4)
+with open({times!r}, "a") as out:
+    out.write(json.dumps(["{id}", os.getpid(), started, time.time()]) + "\\n")
+print("{id} done")
+```
+"""
+SESSION = """\
+```python exec="on" session="s" id="{page}-first"
+import os
+shared = os.getpid()
+print("first in", "{page}")
+```
+
+```python exec="on" session="s" id="{page}-second"
+print("second sees", shared == os.getpid())
+```
+"""
+
+
+def site_of(tmp_path: Path) -> tuple[Path, Path]:
+    times = tmp_path / "times.jsonl"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(CONFIG + "nav: [a.md, b.md, c.md]\n")
+    for page in "abc":
+        blocks = [BLOCK.format(id=f"{page}{n}", extra="", times=str(times)) for n in range(2)]
+        if page == "b":
+            blocks.append(BLOCK.format(id="timed", extra=' timed="yes"', times=str(times)))
+        blocks.append(SESSION.format(page=page))
+        (tmp_path / "docs" / f"{page}.md").write_text(f"# {page}\n\n" + "\n".join(blocks))
+    return tmp_path, times
+
+
+def outputs(site: Path) -> dict[str, str]:
+    found = {}
+    for page in "abc":
+        html = (site / "site" / page / "index.html").read_text()
+        found[page] = re.findall(r"<p>([^<]*(?:done|first in|second sees)[^<]*)</p>", html)
+    return found
+
+
+@pytest.mark.parametrize("side_by_side", ["2", "1"])
+def test_a_build_runs_its_blocks_ahead_and_shows_what_each_page_would(tmp_path, side_by_side):
+    site, times = site_of(tmp_path)
+    result = mkdocs_build(
+        site / "mkdocs.yml",
+        site / "site",
+        cache_dir=site / "cache",
+        env={ahead.SIDE_BY_SIDE_ENV: side_by_side},
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    ran = re.search(r"Ran ahead of their pages, (\d+) side by side: (\d+) blocks", result.stderr)
+    assert outputs(site) == {
+        page: [f"{page}0 done", f"{page}1 done"]
+        + (["timed done"] if page == "b" else [])
+        + [f"first in {page}", "second sees True"]
+        for page in "abc"
+    }
+    rows = [json.loads(line) for line in times.read_text().splitlines()]
+    pids = {row[0]: row[1] for row in rows}
+    assert len(set(pids.values())) == len(pids) == 7  # a worker each
+    spans = {row[0]: (row[2], row[3]) for row in rows}
+    timed = spans.pop("timed")
+    assert not any(start < timed[1] and timed[0] < end for start, end in spans.values())
+    overlapping = any(
+        a[0] < b[1] and b[0] < a[1] for x, a in spans.items() for y, b in spans.items() if x < y
+    )
+    if side_by_side == "1":
+        assert ran is None and not overlapping
+    else:
+        assert ran is not None and ran.groups() == ("2", "12")  # all but the timed block
+        assert overlapping
