@@ -22,9 +22,12 @@ This reaches into one private name of MkDocs 1.6's server (``_epoch_cond``), the
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 from . import build_lock
@@ -92,3 +95,33 @@ def move_in(site_dir: str) -> None:
         elif path.relative_to(served) not in built:
             path.unlink()
     shutil.rmtree(staging, ignore_errors=True)
+
+
+# A notebook still running when a rebuild ended asks for another once it is done
+# (``execution/notebooks.py``): a file written into a folder the server watches, its public
+# way to rebuild. Asked before the server watches (the first build), it is written once it does.
+_REBUILDS: list[Path] = []
+_ASKED_EARLY: list[bool] = []
+_REBUILDS_LOCK = threading.Lock()
+
+
+def watch_for_rebuilds(server) -> None:
+    """Before the server starts: the folder whose files ask it for a rebuild."""
+    folder = Path(tempfile.mkdtemp(prefix="course-serve-rebuilds-"))
+    atexit.register(shutil.rmtree, folder, True)
+    server.watch(str(folder))
+    with _REBUILDS_LOCK:
+        _REBUILDS[:] = [folder]
+        asked = bool(_ASKED_EARLY)
+        _ASKED_EARLY.clear()
+    if asked:
+        rebuild_soon()
+
+
+def rebuild_soon() -> None:
+    """Ask the server for a rebuild (from any thread)."""
+    with _REBUILDS_LOCK:
+        if not _REBUILDS:
+            _ASKED_EARLY[:] = [True]
+            return
+        (_REBUILDS[0] / "rebuild").write_text(f"{time.time()}\n")

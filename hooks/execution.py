@@ -25,7 +25,7 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from build_support import settings
+from build_support import serve_staging, settings
 from build_support.execution import (
     ahead,
     notebook_page,
@@ -44,6 +44,8 @@ def on_startup(command, dirty):
     # Called once per process: `mkdocs serve` shows a failing block in its page and goes on;
     # `mkdocs build` (make build, mike under make publish, CI) fails on it.
     state.PROCESS.started(command)
+    if command == "serve":  # a notebook still running when a rebuild ends asks for another
+        state.PROCESS.rebuild = serve_staging.rebuild_soon
 
 
 def on_config(config):

@@ -9,6 +9,7 @@ processes writes their ids to a file, and the test checks that none outlives the
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -40,6 +41,7 @@ plugins:
       include: ["notebooks/*.py"]
       ignore: ["*.md"]
       execute: false
+      cache: false # as mkdocs.yml: it keys on the file's name, not on what it ran
 hooks:
   - {ROOT / "hooks" / "execution.py"}
   - {ROOT / "hooks" / "serve_last_build.py"}
@@ -474,3 +476,56 @@ def test_under_serve_pages_answer_while_a_block_runs_and_a_deaf_block_cannot_end
         (site / "docs" / "index.md").write_text(page_with("print('recovered')"))
         fixed = wait_for_text(url, "recovered", timeout_s=60)
         assert "exec-error" not in fixed and server.poll() is None
+
+
+NOTEBOOK = """\
+# %%
+import os, time
+with open({pids!r}, "a") as out:
+    out.write(f"{{os.getpid()}}\\n")
+time.sleep({sleep})
+print("notebook says", "{word}")
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text()
+
+
+def test_under_serve_a_notebook_still_running_holds_back_no_page(site):
+    """A rebuild does not wait for a notebook still running: its page says so and shows its
+    cells, every other page shows its new outputs, and the notebook's page shows its own once
+    its run ends (the run asks for a rebuild); an edit while it runs stops it, kernel and all."""
+    pids = site / "kernels.txt"
+    notebook = site / "docs" / "notebooks" / "slow.py"
+    notebook.parent.mkdir()
+    notebook.write_text(NOTEBOOK.format(pids=str(pids), sleep=4, word="first"))
+    (site / "docs" / "index.md").write_text(page_with('print("block says one")'))
+    env = {CACHE_DIR_ENV: str(site / "cache")}
+    running = "This notebook is still running"
+    with mkdocs_serve(site, env, site / "serve.log") as (server, url):
+        page_url = url + "notebooks/slow/"
+        shown = fetch_text(page_url)
+        assert shown is not None and running in shown and "notebook says first" not in shown
+        assert "block says one" in fetch_text(url)
+        shown = wait_for_text(page_url, "notebook says first", 90)
+        assert running not in shown
+
+        notebook.write_text(NOTEBOOK.format(pids=str(pids), sleep=600, word="second"))
+        wait_for_text(page_url, running, 60)
+        (site / "docs" / "index.md").write_text(page_with('print("block says two")'))
+        wait_for_text(url, "block says two", 60)  # while the notebook's cell sleeps
+        assert running in fetch_text(page_url)
+
+        notebook.write_text(NOTEBOOK.format(pids=str(pids), sleep=0, word="third"))
+        shown = wait_for_text(page_url, "notebook says third", 90)
+        assert "notebook says second" not in shown and running not in shown
+        _, second, _ = map(int, pids.read_text().split())
+        assert not _alive(second)  # the run the third edit replaced was stopped
+        assert server.poll() is None
+    log = (site / "serve.log").read_text()
+    assert "Traceback" not in log, log

@@ -20,10 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 from ..caching.cache import canonical, digest
 from ..caching.environment import tool_versions
-from .notebook_runs import executed_notebook
+from .notebook_runs import executed_notebook, still_running
 
 if TYPE_CHECKING:
     from .state import BuildState
+
+RUNNING_NOTICE = (
+    '<div class="admonition info notebook-running" role="status">\n'
+    '<p class="admonition-title">This notebook is still running</p>\n'
+    "<p>It runs again with your latest edit. Until it is done, this page shows its cells "
+    "without their outputs; it reloads by itself once they are in.</p>\n</div>\n"
+)
+"""Under ``mkdocs serve``, at the top of a notebook's page while its run goes on: the served
+site is always a whole build, and says which of its outputs are still running."""
 
 # What turns an executed notebook into its page: their versions are in the page's key.
 NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
@@ -32,10 +41,14 @@ NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
 def render_notebook_page(build: BuildState, page, render: Callable, config, files) -> None:
     """Set the page's content, table of contents and title: reused, or rendered by
     mkdocs-jupyter's ``render`` from the executed notebook (written to the build's scratch
-    folder)."""
+    folder); under ``mkdocs serve``, while its run goes on, from its source, said so."""
     import nbformat
     from mkdocs.structure.toc import get_toc
 
+    if still_running(build, page.file.src_uri):  # mkdocs serve: shown as it is, said so
+        render(config, files)
+        page.content = RUNNING_NOTICE + page.content
+        return
     text = nbformat.writes(executed_notebook(build, page.file.src_uri))
     jupyter = config.plugins["mkdocs-jupyter"].config
     ingredients = {

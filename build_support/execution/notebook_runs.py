@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .state import BuildState
 
 _PRINTED_LABEL = re.compile(r"computed on [^<\n]+")
+STILL_RUNNING = "still running (make serve)"
 
 
 def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_name: str) -> None:
@@ -33,16 +34,29 @@ def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_nam
         run = notebooks.NotebookRun(src_uri, result=None)  # type: ignore[arg-type]
         build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
+        running = notebooks.RUNNING.get(src_uri)  # mkdocs serve: started by an earlier rebuild
+        if running is not None and (found.entry is not None or running.key != found.key):
+            running.cancel()  # done and stored, or its notebook or what it reaches changed
+            notebooks.RUNNING.pop(src_uri)
+        elif running is not None:
+            build.notebooks.take_over(running)
+            continue
         if found.entry is not None:
             run.ran = False
             notebooks.done(run, nbformat.reads(found.entry["notebook"], as_version=4))
             continue
-        run.reasons = found.reasons
+        run.reasons, run.key = found.reasons, found.key
 
         def keep(notebook, seconds, found=found):
             build.cache.keep(found, {"notebook": nbformat.writes(notebook), "seconds": seconds})
 
         build.notebooks.start(path, kernel_name, run, keep)
+
+
+def still_running(build: BuildState, src_uri: str) -> bool:
+    """Under ``mkdocs serve``: the notebook's run has not ended; its page says so."""
+    run = build.notebooks.runs[src_uri]
+    return build.notebooks.background and not run.result.done()
 
 
 def executed_notebook(build: BuildState, src_uri: str):
@@ -61,6 +75,10 @@ def executed_notebook(build: BuildState, src_uri: str):
 def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
     """The notebook's run, with where its kernel said it ran (its page's ``content``)."""
     run = build.notebooks.runs[src_uri]
+    if still_running(build, src_uri):
+        reasons = [*run.reasons, "still running: its page shows it once done"]
+        build.runs.append(Run(src_uri, src_uri, True, reasons, 0.0, STILL_RUNNING, "notebook"))
+        return
     notebook = run.result.result()
     outputs = [cell.get("outputs", []) for cell in notebook.cells if cell.cell_type == "code"]
     printed = _PRINTED_LABEL.search(content)

@@ -14,10 +14,19 @@ false``) then renders the executed copy. A notebook whose key is in the cache is
   Either of the last two kills the kernel's process group at once.
 - When the run ends, in any way, the kernel's whole process group is killed: nothing a cell
   started (a thread, a fork, a subprocess) outlives it.
+
+Under ``mkdocs serve`` (``Notebooks.background``) a rebuild does not wait for a notebook still
+running: its page says so and shows its cells without outputs (``notebook_page.py``), every other
+page is served as soon as it is built, and the run goes on past the rebuild (``RUNNING``, one
+per page). Once it ends, it asks the server for a rebuild (``when_done``), which finds the run
+in the cache and shows it. A later rebuild with the same notebook key waits for that same run
+instead of starting another; an edit that changes the key stops it (its kernel killed) and runs
+the new one. The kernels still running are killed when the server stops.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -26,6 +35,7 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +64,34 @@ class NotebookRun:
     ran: bool = True
     reasons: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    key: str = ""  # its cache key: a serve rebuild with the same one takes this run over
+    kernel: KernelLimits | None = None  # its kernel's process group, once started
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        """Stop the run: its notebook changed since it started (``mkdocs serve``)."""
+        self.cancelled = True
+        if self.kernel is not None:
+            self.kernel.end()
+
+
+RUNNING: dict[str, NotebookRun] = {}
+"""Under ``mkdocs serve``: the runs going on past the rebuild that started them, by page."""
+_BACKGROUND: list[ThreadPoolExecutor] = []  # their threads, the server's for its lifetime
+
+
+def _background_threads() -> ThreadPoolExecutor:
+    if not _BACKGROUND:
+        _BACKGROUND.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook"))
+        atexit.register(stop_running)
+    return _BACKGROUND[0]
+
+
+def stop_running() -> None:
+    """The server stops: every kernel still running is killed."""
+    for run in list(RUNNING.values()):
+        run.cancel()
+    RUNNING.clear()
 
 
 def _cell_name(cell, number: int) -> str:
@@ -141,6 +179,7 @@ def execute_notebook(
     name: str | None = None,
     timeout_s: float | None = None,
     memory_bytes: float | None = None,
+    on_kernel=None,
 ):
     """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder.
 
@@ -164,6 +203,8 @@ def execute_notebook(
             cells_done.set()
 
     limits = KernelLimits(memory_bytes or settings.current().memory_limit_gib * 2**30)
+    if on_kernel is not None:
+        on_kernel(limits)  # its process group can be ended from outside the run
     try:
         _limited_client(
             notebook,
@@ -227,6 +268,8 @@ class Notebooks:
     cell_timeout_s: float
     memory_bytes: float
     runs: dict[str, NotebookRun] = field(default_factory=dict)
+    background: bool = False  # mkdocs serve: runs go on past the rebuild (``RUNNING``)
+    when_done: Callable[[], None] | None = None  # mkdocs serve: a run ended, rebuild
     _threads: ThreadPoolExecutor | None = None
     _scratch: Path | None = None
 
@@ -241,14 +284,29 @@ class Notebooks:
                 run.src_uri,
                 self.cell_timeout_s,
                 self.memory_bytes,
+                on_kernel=lambda kernel: setattr(run, "kernel", kernel),
             )
             run.seconds = seconds
-            on_success(notebook, seconds)
+            if not run.cancelled:
+                on_success(notebook, seconds)
             return notebook
 
+        if self.background:
+            RUNNING[run.src_uri] = run
+            run.result = _background_threads().submit(execute)
+            if self.when_done is not None:  # once its result is set: the rebuild reads it
+                when_done = self.when_done
+                run.result.add_done_callback(lambda _: run.cancelled or when_done())
+            return
         if self._threads is None:
             self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
         run.result = self._threads.submit(execute)
+
+    def take_over(self, run: NotebookRun) -> None:
+        """A run an earlier serve rebuild started with the same key: this build's too."""
+        self.runs[run.src_uri] = run
+        if run.result.done():
+            RUNNING.pop(run.src_uri, None)  # its end is shown once
 
     def wait_for_cells(self) -> None:
         """Until every notebook's cells have run (its kernel may still be stopping)."""
@@ -262,9 +320,10 @@ class Notebooks:
         return self._scratch
 
     def finish(self) -> None:
-        """Wait for every kernel, then remove the scratch folder; idempotent."""
+        """Wait for every kernel (serving: none still running), then remove the scratch
+        folder; idempotent."""
         for run in self.runs.values():
-            if run.result is not None:
+            if run.result is not None and not (self.background and not run.result.done()):
                 with contextlib.suppress(Exception):  # reported by the page that renders it
                     run.result.result()
         if self._threads is not None:

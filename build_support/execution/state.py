@@ -121,6 +121,8 @@ def new_build(project_root: Path, config: Any = None) -> BuildState:
         notebooks=Notebooks(
             settings.current(project_root).cell_timeout_s,
             settings.current(project_root).memory_limit_gib * 2**30,
+            background=PROCESS.serving,
+            when_done=PROCESS.rebuild if PROCESS.serving else None,
         ),
         config=config,
     )
@@ -134,6 +136,7 @@ class Process:
     serving: bool = False
     build: BuildState | None = None
     workers: Workers = field(default_factory=Workers)  # kept across serve rebuilds
+    rebuild: Callable[[], None] = lambda: None  # mkdocs serve: ask the server for a rebuild
 
     def started(self, command: str) -> None:
         self.serving = command == "serve"
