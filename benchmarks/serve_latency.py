@@ -10,13 +10,21 @@ chart's, which then also prints the word), so the block runs again: the time an 
 see an edited block's output (target: at most 1 s slower than the build before the change being
 judged, measured in the same way; printed, not judged here).
 
-    python benchmarks/serve_latency.py [--edits 5] [--block]
+``--module``: a module edit that reaches one block and a notebook, as a newcomer's copy had them
+(issue 37): a module ``examples/extra.py`` is added to the copy, one block on the section page
+prints its word, and a notebook prints it after a 10 s cell. Each edit changes the word; the
+figure is how long the section page takes to show it, beside the block's own run (the build's
+log) and how long the notebook's page takes (target: the page within the block's own run + 1 s,
+while the notebook still runs).
+
+    python benchmarks/serve_latency.py [--edits 5] [--block | --module]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -30,7 +38,7 @@ from testkit.build import copy_env, copy_project
 from testkit.project import SECTION_PAGE
 from testkit.serving import LOCAL_HOST, free_port
 
-MAX_RATIO = 2.0
+MAX_RATIO = 1.5  # issue 37's target (issue 24's was 2x)
 SENTENCE = "The following analogy is the safest one."
 BLOCK_LINE = "print(multiply_count_chart())"  # a line of an executed block on the section page
 
@@ -84,11 +92,72 @@ class Site:
         self.log.close()
 
 
+EXTRA_MODULE = 'WORD = "{word}"\n\n\ndef extra_word() -> str:\n    return WORD\n'
+EXTRA_BLOCK = (
+    '\n```python exec="on" id="extra-word"\n'
+    "from examples.extra import extra_word\n\nprint(extra_word())\n```\n"
+)
+EXTRA_NOTEBOOK = (
+    "# %%\nimport time\n\nfrom examples.extra import extra_word\n\n"
+    'time.sleep(10)\nprint("notebook:", extra_word())\n'
+)
+_BLOCK_RAN = re.compile(r"Executed \S+ extra-word: ran [^\n]*?, (\d+\.\d+) s,")
+
+
+def module_edits(edits: int) -> None:
+    """``--module``: see the module's docstring."""
+    with tempfile.TemporaryDirectory() as tmp:
+        project = copy_project(Path(tmp, "project"))
+        module = project / "examples" / "extra.py"
+        module.write_text(EXTRA_MODULE.format(word="start"))
+        page = project / "docs" / f"{SECTION_PAGE}.md"
+        page.write_text(page.read_text() + EXTRA_BLOCK)
+        notebook = project / "docs" / "notebooks" / f"{SECTION_PAGE.split('-gpus')[0]}-extra.py"
+        notebook.write_text(EXTRA_NOTEBOOK)
+        site = Site("this site", project, page, f"{SECTION_PAGE}/", SENTENCE, copy_env(project))
+        notebook_url = site.url.replace(f"{SECTION_PAGE}/", f"notebooks/{notebook.stem}/")
+        rows = []
+        try:
+            _wait_for(site.url, "start")
+            _wait_for(notebook_url, "notebook: start")
+            for i in range(edits):
+                word = f"edited{i}word"
+                log_before = (project / "serve.log").read_text()
+                module.write_text(EXTRA_MODULE.format(word=word))
+                page_s = _wait_for(site.url, word)
+                still_running = "This notebook is still running" in _fetch(notebook_url)
+                notebook_s = page_s + _wait_for(notebook_url, f"notebook: {word}")
+                ran = _BLOCK_RAN.findall((project / "serve.log").read_text()[len(log_before) :])
+                rows.append((page_s, float(ran[0]) if ran else float("nan"), still_running))
+                print(
+                    f"edit {i}: page {page_s:.2f} s, block {rows[-1][1]:.2f} s, notebook "
+                    f"{notebook_s:.2f} s, notebook still running when the page showed: "
+                    f"{still_running}",
+                    flush=True,
+                )
+        finally:
+            site.stop()
+    shown = statistics.median(row[0] for row in rows)
+    own = statistics.median(row[1] for row in rows)
+    met = "met" if shown <= own + 1 else "MISSED"
+    print(f"# benchmarks/serve_latency.py --module: median of {edits} module edits")
+    print(
+        f"section page shown after: {shown:5.2f} s; the block's own run: {own:5.2f} s "
+        f"(target <= the block's own run + 1 s: {met}); the notebook still running when "
+        f"it showed: {sum(row[2] for row in rows)} of {edits}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=5)
-    parser.add_argument("--block", action="store_true", help="edit an executed block, not prose")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--block", action="store_true", help="edit an executed block, not prose")
+    mode.add_argument("--module", action="store_true", help="edit a module a block reaches")
     args = parser.parse_args()
+    if args.module:
+        module_edits(args.edits)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         project = copy_project(Path(tmp, "project"))
