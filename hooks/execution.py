@@ -165,6 +165,9 @@ def on_post_build(config):
         for line in drift.lines():
             log.info(line)
     log.info("Execution report: %s", report.totals(build.runs))
+    for job in build.ahead.unclaimed():
+        blocks = ", ".join(request.block_id for request in job.requests)
+        log.info("Ran ahead for nothing (its page asked otherwise): %s %s", job.page, blocks)
     if build.ahead.ran_ahead:
         log.info(
             "Ran ahead of their pages, %d side by side: %d blocks",

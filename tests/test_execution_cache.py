@@ -37,6 +37,7 @@ def build(project: Path, site: str = "site", **extra_env: str):
     env = copy_env(project) | extra_env  # the copy's package, its own store (project/.cache)
     result = mkdocs_build(project / "mkdocs.yml", site_dir, fresh=False, env=env)
     assert result.returncode == 0, result.stderr[-5000:]
+    assert "Ran ahead for nothing" not in result.stderr  # the plan read each fence as its page
     return report(site_dir), site_dir
 
 

@@ -69,6 +69,13 @@ print("not executed")
 print(7)
 ```
 
+=== "A snippet's last line"
+
+    ```python exec="on" id="last-line-empty"
+    print(8)
+
+    ```
+
 ```bash exec="on"
 echo not ours
 ```
@@ -99,7 +106,8 @@ def markdown_exec_options(page: str) -> list[dict]:
 
 def test_the_plan_reads_every_executed_fence_as_markdown_exec_passes_it():
     expected = markdown_exec_options(PAGE)
-    assert len(expected) == 7  # the fences above that run
+    assert len(expected) == 8  # the fences above that run
+    assert expected[-1]["code"] == "print(8)\n"
     assert list(ahead.fence_options(PAGE, ("python",))) == expected
 
 

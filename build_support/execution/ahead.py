@@ -82,7 +82,7 @@ def fence_options(markdown: str, languages: tuple[str, ...]) -> Iterator[dict[st
             continue  # not executed
         indent = len(match["indent"])
         code = "\n".join(line[indent:] for line in match["code"].splitlines())
-        yield options | {"code": code.rstrip("\n")}
+        yield options | {"code": code}  # a last empty line kept, as superfences keeps it
 
 
 @dataclass(frozen=True)
@@ -218,6 +218,12 @@ class RunAhead:
                 self.paused -= 1
                 self.changed.notify_all()
 
+    def unclaimed(self) -> list[Job]:
+        """Jobs that ran, but whose page asked for other than they ran: time spent for nothing
+        (the plan read a fence otherwise than the page did), said in the build's log."""
+        jobs = [*self.sessions.values(), *(job for each in self.alone.values() for job in each)]
+        return [job for job in jobs if job.state == "done"]
+
     def stop(self) -> None:
         """Drop what is queued (the build ends); jobs running end with their workers."""
         with self.changed:
@@ -311,7 +317,7 @@ def _plan_session(
 
     requests = [request_of(options) for options in blocks]
     codes = [code for _, code in fenced]
-    if None in requests or codes != [options["code"] for options in blocks]:
+    if None in requests or codes != [options["code"].rstrip("\n") for options in blocks]:
         return  # read otherwise than the page reads it: the page runs it in its turn
     found = session_lookup(build, page, name, [header for header, _ in fenced], codes, plan=True)
     if found.entry is None:
