@@ -3,8 +3,9 @@ store) and the cold build (an empty store: everything executed, drawn and built)
 one-page Material build, same venv, same run, in turns.
 
 The one-page site is the floor: starting MkDocs and Material and writing the theme's files.
-Target: a no-change build at most 3x the floor; the cold build is printed beside it. Also
-times the page's turnaround measurement alone (target: at most 3 s of the build).
+Target: a no-change build at most 2.5x the floor (issue 37; 3x before); the cold build is
+printed beside it. Also times the page's turnaround measurement alone (target: at most 3 s of
+the build).
 
     python benchmarks/build_time.py [--repeats 3]
 """
@@ -22,7 +23,7 @@ from examples import BATCH, WEIGHTS, measure_turnaround, score_batch
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
 
-MAX_NO_CHANGE_RATIO = 3.0
+MAX_NO_CHANGE_RATIO = 2.5
 MAX_TURNAROUND_S = 3.0
 
 ONE_PAGE_CONFIG = """\

@@ -8,15 +8,44 @@ to the page. This hook writes the ``.ipynb`` beside it and links both with *rela
 from __future__ import annotations
 
 import html
+import importlib.metadata
+import platform
 from pathlib import Path
 
-import jupytext
+from build_support.caching.cache import Cache, key_of
+from build_support.execution import notebooks
 
-from build_support.execution.notebooks import read_jupytext
+# What the .ipynb is made with: its key in the store, beside the jupytext source's text, so
+# that a build where nothing changed neither imports jupytext nor converts again.
+_MADE_BY = (
+    Path(__file__).read_bytes(),
+    Path(notebooks.__file__).read_bytes(),  # read_jupytext: its cell ids
+    *(f"{name} {importlib.metadata.version(name)}" for name in ("jupytext", "nbformat")),
+    platform.python_version(),
+)
+_cache: dict[str, Cache] = {}  # this build's (a fault is reported once per build)
 
 
 def _notebook_name(page) -> str:
     return Path(page.file.src_uri).stem + ".ipynb"
+
+
+def on_config(config):
+    _cache["ipynb"] = Cache.for_project("notebook-ipynb", Path(config.config_file_path).parent)
+    return config
+
+
+def notebook_text(source: Path) -> str:
+    """The ``.ipynb`` of the jupytext ``source``: made once, then read from the store."""
+    key = key_of(*_MADE_BY, source.read_bytes())
+    text = _cache["ipynb"].read_text(key)
+    if text is None:
+        import jupytext  # only where it converts
+
+        text = jupytext.writes(notebooks.read_jupytext(source), fmt="ipynb")
+        text += "" if text.endswith("\n") else "\n"  # as jupytext.write ends a file
+        _cache["ipynb"].write_text(key, text)
+    return text
 
 
 def on_page_content(content, page, config, files):
@@ -42,5 +71,5 @@ def on_post_page(output, page, config):
     if getattr(page, "nb_url", None):
         target = Path(page.file.abs_dest_path).parent / _notebook_name(page)
         target.parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(read_jupytext(page.file.abs_src_path), target, fmt="ipynb")
+        target.write_text(notebook_text(Path(page.file.abs_src_path)), encoding="utf-8")
     return output

@@ -89,8 +89,8 @@ def test_neither_the_build_nor_the_wheel_imports_testkit():
 
 def test_the_build_and_serve_benchmarks_state_their_targets():
     for script, target in (
-        ("build_time.py", "MAX_NO_CHANGE_RATIO = 3.0"),
-        ("serve_latency.py", "MAX_RATIO = 2.0"),
+        ("build_time.py", "MAX_NO_CHANGE_RATIO = 2.5"),  # issue 37
+        ("serve_latency.py", "MAX_RATIO = 1.5"),
     ):
         assert "usage:" in run_benchmark(script, "--help")
         assert target in (ROOT / "benchmarks" / script).read_text()
