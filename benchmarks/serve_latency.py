@@ -69,7 +69,10 @@ class Site:
         self.url = f"http://{LOCAL_HOST}:{port}/{url_path}"
         self.log = (root / "serve.log").open("w")
         self.server = subprocess.Popen(
-            [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"{LOCAL_HOST}:{port}"],
+            [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"{LOCAL_HOST}:{port}"]
+            + (
+                ["--watch", "examples", "--watch", "hooks"] if (root / "examples").is_dir() else []
+            ),  # as make serve
             cwd=root,
             env={**os.environ, **BUILD_ENV, **env},
             stdout=subprocess.DEVNULL,

@@ -140,6 +140,7 @@ def _drift(build, project_root: Path):
 def on_post_build(config):
     build = state.current()
     build.ahead.stop()
+    build.notebooks.start_deferred()  # mkdocs serve: its notebooks now run, past the rebuild
     build.notebooks.finish()
     _end_workers()
     drift = build.drift or record.Drift(None)
@@ -180,6 +181,7 @@ def on_post_build(config):
 def on_build_error(error):
     if state.PROCESS.build is not None:  # None: failed before the build started
         state.PROCESS.build.ahead.stop()
+        state.PROCESS.build.notebooks.start_deferred()  # mkdocs serve: they run all the same
         state.PROCESS.build.notebooks.finish()
     _end_workers()
 

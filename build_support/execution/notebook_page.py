@@ -43,16 +43,31 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
     mkdocs-jupyter's ``render`` from the executed notebook (written to the build's scratch
     folder); under ``mkdocs serve``, while its run goes on, from its source, said so."""
     import nbformat
-    from mkdocs.structure.toc import get_toc
 
     if still_running(build, page.file.src_uri):  # mkdocs serve: shown as it is, said so
-        render(config, files)
+        source = Path(page.file.abs_src_path).read_text()
+        _rendered(build, page, render, config, files, {"source, still running": digest(source)})
         page.content = RUNNING_NOTICE + page.content
         return
     text = nbformat.writes(executed_notebook(build, page.file.src_uri))
+
+    def from_executed(config, files):
+        executed = (build.notebooks.scratch() / page.file.src_uri).with_suffix(".ipynb")
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        executed.write_text(text)
+        with _rendered_from(page, executed):
+            render(config, files)
+
+    _rendered(build, page, from_executed, config, files, {"notebook": digest(text)})
+
+
+def _rendered(build: BuildState, page, render: Callable, config, files, notebook: dict) -> None:
+    """The page's content, table of contents and title: reused for the same ``notebook`` and
+    the same plugin options and tools, or rendered by ``render`` and stored."""
+    from mkdocs.structure.toc import get_toc
+
     jupyter = config.plugins["mkdocs-jupyter"].config
-    ingredients = {
-        "notebook": digest(text),
+    ingredients = notebook | {
         "options": digest(canonical(dict(jupyter))),
         "tools": build.environment.tools,
         "renderer": tool_versions(NOTEBOOK_RENDERERS, build.environment.installed),
@@ -64,11 +79,7 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
         if found.entry["title"] is not None:
             page.title = found.entry["title"]
         return
-    executed = (build.notebooks.scratch() / page.file.src_uri).with_suffix(".ipynb")
-    executed.parent.mkdir(parents=True, exist_ok=True)
-    executed.write_text(text)
-    with _rendered_from(page, executed):
-        render(config, files)
+    render(config, files)
     title = page.title if isinstance(page.title, str) else None
     stored = {"content": page.content, "toc": [_toc_token(link) for link in page.toc]}
     build.cache.keep(found, stored | {"title": title})

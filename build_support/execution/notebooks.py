@@ -73,6 +73,8 @@ class NotebookRun:
         self.cancelled = True
         if self.kernel is not None:
             self.kernel.end()
+        if self.result is not None:
+            self.result.cancel()  # one not started yet (``start_deferred``) never will be
 
 
 RUNNING: dict[str, NotebookRun] = {}
@@ -85,6 +87,18 @@ def _background_threads() -> ThreadPoolExecutor:
         _BACKGROUND.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook"))
         atexit.register(stop_running)
     return _BACKGROUND[0]
+
+
+def _chain(source: Future, target: Future) -> None:
+    """``target`` gets ``source``'s result or error once it has one."""
+
+    def copy(done: Future) -> None:
+        if done.exception() is not None:
+            target.set_exception(done.exception())
+        else:
+            target.set_result(done.result())
+
+    source.add_done_callback(copy)
 
 
 def stop_running() -> None:
@@ -272,6 +286,7 @@ class Notebooks:
     when_done: Callable[[], None] | None = None  # mkdocs serve: a run ended, rebuild
     _threads: ThreadPoolExecutor | None = None
     _scratch: Path | None = None
+    _deferred: list = field(default_factory=list)  # mkdocs serve: started at the build's end
 
     def start(self, path: Path, kernel_name: str, run: NotebookRun, on_success) -> None:
         """Execute in the background; ``on_success(notebook, seconds)`` runs in that thread."""
@@ -292,15 +307,25 @@ class Notebooks:
             return notebook
 
         if self.background:
+            # Started once the rebuild's pages are built (``start_deferred``): its kernel's
+            # start would otherwise take the cores the edited blocks run on.
             RUNNING[run.src_uri] = run
-            run.result = _background_threads().submit(execute)
+            run.result = Future()
             if self.when_done is not None:  # once its result is set: the rebuild reads it
                 when_done = self.when_done
                 run.result.add_done_callback(lambda _: run.cancelled or when_done())
+            self._deferred.append((run, execute))
             return
         if self._threads is None:
             self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
         run.result = self._threads.submit(execute)
+
+    def start_deferred(self) -> None:
+        """Under ``mkdocs serve``, once the rebuild's pages are built: its notebooks' runs."""
+        for run, execute in self._deferred:
+            if not run.cancelled:
+                _chain(_background_threads().submit(execute), run.result)
+        self._deferred.clear()
 
     def take_over(self, run: NotebookRun) -> None:
         """A run an earlier serve rebuild started with the same key: this build's too."""
@@ -309,9 +334,12 @@ class Notebooks:
             RUNNING.pop(run.src_uri, None)  # its end is shown once
 
     def wait_for_cells(self) -> None:
-        """Until every notebook's cells have run (its kernel may still be stopping)."""
+        """Until every notebook's cells have run (its kernel may still be stopping); under
+        ``mkdocs serve``, those running now (the rebuild's own start once its pages are built)."""
+        deferred = {id(run) for run, _ in self._deferred}
         for run in self.runs.values():
-            run.cells_done.wait()
+            if id(run) not in deferred:
+                run.cells_done.wait()
 
     def scratch(self) -> Path:
         """A folder of this build's own, for the executed copies mkdocs-jupyter renders."""
