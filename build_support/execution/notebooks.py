@@ -28,10 +28,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
-import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -41,9 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import settings
-from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SAID
-from .process_tree import resident_bytes
-from .workers import POLL_S, memory_cap_said
+from .kernel_limits import KernelLimits, limited_client
 
 
 class NotebookError(Exception):
@@ -125,67 +120,6 @@ def read_jupytext(path: Path):
     return notebook
 
 
-class KernelLimits:
-    """The output and memory limits on one notebook's kernel, watched while its cells run, and
-    its process group, killed when the run ends (``end``)."""
-
-    def __init__(self, memory_bytes: float) -> None:
-        self.memory_bytes = memory_bytes
-        self.output_bytes = 0
-        self.passed = ""  # the limit the kernel passed, said
-        self.pgid: int | None = None
-        self.pid: int | None = None
-        self.stop = threading.Event()
-
-    def started(self, pid: int) -> None:
-        """The kernel is up: watch its memory from now on."""
-        self.pid, self.pgid = pid, os.getpgid(pid)
-        threading.Thread(target=self._watch, daemon=True, name="kernel-memory").start()
-
-    def _watch(self) -> None:
-        while not self.stop.wait(POLL_S):
-            used = resident_bytes(self.pid)
-            if used > self.memory_bytes:
-                cap = memory_cap_said(self.memory_bytes, MEMORY_SETTING)
-                self.exceeded(f"used {used / 2**30:.1f} GiB, past {cap}")
-
-    def output(self, message: dict) -> None:
-        """Count one output the kernel sent; past the limit, stop the kernel."""
-        self.output_bytes += len(json.dumps(message.get("content", {})))
-        if self.output_bytes > MAX_OUTPUT_BYTES:
-            self.exceeded(f"printed more than {MAX_OUTPUT_BYTES:,} bytes of output ({OUTPUT_SAID})")
-
-    def exceeded(self, said: str) -> None:
-        self.passed = self.passed or said
-        self.kill()
-
-    def kill(self) -> None:
-        if self.pgid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pgid, signal.SIGKILL)
-
-    def end(self) -> None:
-        self.stop.set()
-        self.kill()
-
-
-def _limited_client(notebook, limits: KernelLimits, **options):
-    """nbclient's ``NotebookClient``, with every output counted against ``limits`` and the
-    kernel's process watched from its start."""
-    from nbclient import NotebookClient
-
-    class LimitedClient(NotebookClient):
-        def output(self, outs, msg, display_id, cell_index):
-            limits.output(msg)
-            return super().output(outs, msg, display_id, cell_index)
-
-    def on_notebook_start(notebook):
-        limits.started(client.km.provisioner.process.pid)
-
-    client = LimitedClient(notebook, on_notebook_start=on_notebook_start, **options)
-    return client
-
-
 def execute_notebook(
     path: Path,
     kernel_name: str,
@@ -193,7 +127,7 @@ def execute_notebook(
     name: str | None = None,
     timeout_s: float | None = None,
     memory_bytes: float | None = None,
-    on_kernel=None,
+    limits: KernelLimits | None = None,
 ):
     """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder.
 
@@ -216,11 +150,9 @@ def execute_notebook(
         if cell_index == code_cells[-1]:
             cells_done.set()
 
-    limits = KernelLimits(memory_bytes or settings.current().memory_limit_gib * 2**30)
-    if on_kernel is not None:
-        on_kernel(limits)  # its process group can be ended from outside the run
+    limits = limits or KernelLimits(memory_bytes or settings.current().memory_limit_gib * 2**30)
     try:
-        _limited_client(
+        limited_client(
             notebook,
             limits,
             kernel_name=kernel_name,
@@ -291,6 +223,8 @@ class Notebooks:
     def start(self, path: Path, kernel_name: str, run: NotebookRun, on_success) -> None:
         """Execute in the background; ``on_success(notebook, seconds)`` runs in that thread."""
 
+        run.kernel = KernelLimits(self.memory_bytes)
+
         def execute():
             notebook, seconds = execute_notebook(
                 path,
@@ -299,7 +233,7 @@ class Notebooks:
                 run.src_uri,
                 self.cell_timeout_s,
                 self.memory_bytes,
-                on_kernel=lambda kernel: setattr(run, "kernel", kernel),
+                limits=run.kernel,  # its process group can be ended from outside the run
             )
             run.seconds = seconds
             if not run.cancelled:
