@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import build_lock
@@ -100,9 +101,14 @@ def move_in(site_dir: str) -> None:
 # A notebook still running when a rebuild ended asks for another once it is done
 # (``execution/notebooks.py``): a file written into a folder the server watches, its public
 # way to rebuild. Asked before the server watches (the first build), it is written once it does.
-_REBUILDS: list[Path] = []
-_ASKED_EARLY: list[bool] = []
-_REBUILDS_LOCK = threading.Lock()
+@dataclass
+class _Rebuilds:
+    folder: Path | None = None  # watched by the server
+    asked_early: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)  # asked from any thread
+
+
+REBUILDS = _Rebuilds()
 
 
 def watch_for_rebuilds(server) -> None:
@@ -110,18 +116,17 @@ def watch_for_rebuilds(server) -> None:
     folder = Path(tempfile.mkdtemp(prefix="course-serve-rebuilds-"))
     atexit.register(shutil.rmtree, folder, True)
     server.watch(str(folder))
-    with _REBUILDS_LOCK:
-        _REBUILDS[:] = [folder]
-        asked = bool(_ASKED_EARLY)
-        _ASKED_EARLY.clear()
+    with REBUILDS.lock:
+        REBUILDS.folder = folder
+        asked, REBUILDS.asked_early = REBUILDS.asked_early, False
     if asked:
         rebuild_soon()
 
 
 def rebuild_soon() -> None:
     """Ask the server for a rebuild (from any thread)."""
-    with _REBUILDS_LOCK:
-        if not _REBUILDS:
-            _ASKED_EARLY[:] = [True]
+    with REBUILDS.lock:
+        if REBUILDS.folder is None:
+            REBUILDS.asked_early = True
             return
-        (_REBUILDS[0] / "rebuild").write_text(f"{time.time()}\n")
+        (REBUILDS.folder / "rebuild").write_text(f"{time.time()}\n")

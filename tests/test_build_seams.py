@@ -48,6 +48,21 @@ PROCESS_SCOPED = {
         "the checkout's build lock, held by `mkdocs serve` from a build's on_config to its end, "
         "across the hooks loaded afresh for every rebuild"
     ),
+    "build_support.serve_staging.REBUILDS": (
+        "the folder `mkdocs serve` watches for a notebook's call for a rebuild, said once "
+        "(on_serve), written from the notebook's thread"
+    ),
+    "build_support.execution.notebooks.BACKGROUND": (
+        "under `mkdocs serve`, the notebook runs that go on past the rebuild that started them, "
+        "and their threads: the next rebuild takes them over"
+    ),
+    "build_support.caching.reach._PARSED": (
+        "under `mkdocs serve`, the package's modules as parsed, by their text: a rebuild after "
+        "a module edit parses that one again"
+    ),
+    "build_support.imports_on_use._loading": (
+        "the modules imported on first use are imported once, whatever thread uses them first"
+    ),
 }
 """Module-level state of ``build_support/``, and why the process is its scope."""
 

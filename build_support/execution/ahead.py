@@ -37,12 +37,11 @@ from typing import TYPE_CHECKING, Any
 from ..caching.ingredients import expand_snippets
 from . import limits
 from .fence_options import block_id, is_timed, own_digest, own_ingredients
-from .sessions import fences
+from .sessions import fences, session_lookup
 from .workers import BlockError, Worker
 
 if TYPE_CHECKING:
     from ..caching.cache import Lookup
-    from .state import BuildState
 
 MAX_SIDE_BY_SIDE = 8  # more workers at once than this only crowd the memory
 SIDE_BY_SIDE_ENV = "COURSE_SIDE_BY_SIDE"
@@ -271,8 +270,9 @@ class RunAhead:
                 worker.close()
 
 
-def plan(build: BuildState, pages: list[tuple[str, Path]], languages: tuple[str, ...]) -> None:
-    """Queue, and start, every block and session of ``pages`` the cache cannot serve."""
+def plan(build: Any, pages: list[tuple[str, Path]], languages: tuple[str, ...]) -> None:
+    """Queue, and start, every block and session of ``pages`` the cache cannot serve.
+    ``build``: the ``state.BuildState`` (which holds the ``RunAhead``: not imported here)."""
     for page, path in pages:
         markdown = path.read_text(encoding="utf-8-sig")
         if "exec=" not in markdown:
@@ -294,7 +294,7 @@ def plan(build: BuildState, pages: list[tuple[str, Path]], languages: tuple[str,
     build.ahead.start()
 
 
-def _plan_alone(build: BuildState, page: str, options: dict[str, Any]) -> None:
+def _plan_alone(build: Any, page: str, options: dict[str, Any]) -> None:
     request = request_of(options)
     if request is None:
         return
@@ -307,14 +307,12 @@ def _plan_alone(build: BuildState, page: str, options: dict[str, Any]) -> None:
 
 
 def _plan_session(
-    build: BuildState,
+    build: Any,
     page: str,
     name: str,
     blocks: list[dict[str, Any]],
     fenced: list[tuple[str, str]],
 ) -> None:
-    from .session_runs import session_lookup  # the page's own look-up of a session
-
     requests = [request_of(options) for options in blocks]
     codes = [code for _, code in fenced]
     if None in requests or codes != [options["code"].rstrip("\n") for options in blocks]:

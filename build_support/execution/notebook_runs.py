@@ -34,10 +34,10 @@ def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_nam
         run = notebooks.NotebookRun(src_uri, result=None)  # type: ignore[arg-type]
         build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
-        running = notebooks.RUNNING.get(src_uri)  # mkdocs serve: started by an earlier rebuild
+        running = notebooks.BACKGROUND.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
         if running is not None and (found.entry is not None or running.key != found.key):
             running.cancel()  # done and stored, or its notebook or what it reaches changed
-            notebooks.RUNNING.pop(src_uri)
+            notebooks.BACKGROUND.runs.pop(src_uri)
         elif running is not None:
             build.notebooks.take_over(running)
             continue

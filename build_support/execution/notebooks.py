@@ -17,8 +17,8 @@ false``) then renders the executed copy. A notebook whose key is in the cache is
 
 Under ``mkdocs serve`` (``Notebooks.background``) a rebuild does not wait for a notebook still
 running: its page says so and shows its cells without outputs (``notebook_page.py``), every other
-page is served as soon as it is built, and the run goes on past the rebuild (``RUNNING``, one
-per page). Once it ends, it asks the server for a rebuild (``when_done``), which finds the run
+page is served as soon as it is built, and the run goes on past the rebuild (``BACKGROUND``,
+one per page). Once it ends, it asks the server for a rebuild (``when_done``), which finds the run
 in the cache and shows it. A later rebuild with the same notebook key waits for that same run
 instead of starting another; an edit that changes the key stops it (its kernel killed) and runs
 the new one. The kernels still running are killed when the server stops.
@@ -72,16 +72,22 @@ class NotebookRun:
             self.result.cancel()  # one not started yet (``start_deferred``) never will be
 
 
-RUNNING: dict[str, NotebookRun] = {}
-"""Under ``mkdocs serve``: the runs going on past the rebuild that started them, by page."""
-_BACKGROUND: list[ThreadPoolExecutor] = []  # their threads, the server's for its lifetime
+@dataclass
+class _Background:
+    """Under ``mkdocs serve``: the runs going on past the rebuild that started them, by page,
+    and their threads, the server's for its lifetime."""
+
+    runs: dict[str, NotebookRun] = field(default_factory=dict)
+    threads: ThreadPoolExecutor | None = None
+
+    def pool(self) -> ThreadPoolExecutor:
+        if self.threads is None:
+            self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
+            atexit.register(stop_running)
+        return self.threads
 
 
-def _background_threads() -> ThreadPoolExecutor:
-    if not _BACKGROUND:
-        _BACKGROUND.append(ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook"))
-        atexit.register(stop_running)
-    return _BACKGROUND[0]
+BACKGROUND = _Background()
 
 
 def _chain(source: Future, target: Future) -> None:
@@ -98,9 +104,9 @@ def _chain(source: Future, target: Future) -> None:
 
 def stop_running() -> None:
     """The server stops: every kernel still running is killed."""
-    for run in list(RUNNING.values()):
+    for run in list(BACKGROUND.runs.values()):
         run.cancel()
-    RUNNING.clear()
+    BACKGROUND.runs.clear()
 
 
 def _cell_name(cell, number: int) -> str:
@@ -214,7 +220,7 @@ class Notebooks:
     cell_timeout_s: float
     memory_bytes: float
     runs: dict[str, NotebookRun] = field(default_factory=dict)
-    background: bool = False  # mkdocs serve: runs go on past the rebuild (``RUNNING``)
+    background: bool = False  # mkdocs serve: runs go on past the rebuild (``BACKGROUND.runs``)
     when_done: Callable[[], None] | None = None  # mkdocs serve: a run ended, rebuild
     _threads: ThreadPoolExecutor | None = None
     _scratch: Path | None = None
@@ -243,7 +249,7 @@ class Notebooks:
         if self.background:
             # Started once the rebuild's pages are built (``start_deferred``): its kernel's
             # start would otherwise take the cores the edited blocks run on.
-            RUNNING[run.src_uri] = run
+            BACKGROUND.runs[run.src_uri] = run
             run.result = Future()
             if self.when_done is not None:  # once its result is set: the rebuild reads it
                 when_done = self.when_done
@@ -258,14 +264,14 @@ class Notebooks:
         """Under ``mkdocs serve``, once the rebuild's pages are built: its notebooks' runs."""
         for run, execute in self._deferred:
             if not run.cancelled:
-                _chain(_background_threads().submit(execute), run.result)
+                _chain(BACKGROUND.pool().submit(execute), run.result)
         self._deferred.clear()
 
     def take_over(self, run: NotebookRun) -> None:
         """A run an earlier serve rebuild started with the same key: this build's too."""
         self.runs[run.src_uri] = run
         if run.result.done():
-            RUNNING.pop(run.src_uri, None)  # its end is shown once
+            BACKGROUND.runs.pop(run.src_uri, None)  # its end is shown once
 
     def wait_for_cells(self) -> None:
         """Until every notebook's cells have run (its kernel may still be stopping); under

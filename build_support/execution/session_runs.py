@@ -12,19 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..caching.cache import Lookup, digest, key_of
+from ..caching.cache import digest
 from ..caching.ingredients import expand_snippets
 from ..publishing.runs import Run
 from .ahead import Replies
 from .blocks import cacheable, execute, measured_caption, note_shown, run_record
 from .fence_options import is_timed, own_digest
-from .sessions import Session, Slot, fences
+from .sessions import NOT_READ, Session, Slot, fences, session_lookup
 from .workers import LazyWorker
 
 if TYPE_CHECKING:
     from .state import BuildState
-
-NOT_READ = "session not read from the page's Markdown"
 
 
 def read_sessions(build: BuildState, page: str, markdown: str) -> None:
@@ -145,29 +143,3 @@ def _open(build: BuildState, session: Session, name: str) -> None:
     session.name = name
     session.found = session_lookup(build, build.page, name, session.headers, session.codes)
     session.entry, session.reasons = session.found.entry, session.found.reasons
-
-
-def session_lookup(
-    build: BuildState,
-    page: str,
-    name: str,
-    headers: list[str],
-    codes: list[str],
-    plan: bool = False,
-) -> Lookup:
-    """A session's look-up in the cache, keyed on all its code (``plan``: ahead of its page)."""
-    all_code = "\n".join(codes)
-    ingredients = build.environment.ingredients(
-        all_code, rendered=True, session=digest("\n".join(headers) + "\n" + all_code)
-    )
-    identity = f"{page} session {name}"
-    if not codes:
-        key = key_of(ingredients)
-        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
-
-    def objections(payload: dict[str, Any]) -> list[str]:
-        blocks = len(payload.get("blocks", []))
-        shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
-        return build.stale_reads(payload) or shape
-
-    return build.look_up(ingredients, identity, objections, plan=plan)

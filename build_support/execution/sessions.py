@@ -21,8 +21,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..caching.cache import Lookup
+from ..caching.cache import Lookup, digest, key_of
 from .fence_options import is_timed
+
+NOT_READ = "session not read from the page's Markdown"
 
 # A fence that markdown-exec executes in a session: its header line, then its code.
 _SESSION_FENCE = re.compile(
@@ -111,3 +113,30 @@ class Session:
             content = content.replace(slot.ran_on_token, html.escape(slot.ran_on))
             slot.run.ran_on = slot.ran_on
         return content
+
+
+def session_lookup(
+    build: Any,
+    page: str,
+    name: str,
+    headers: list[str],
+    codes: list[str],
+    plan: bool = False,
+) -> Lookup:
+    """A session's look-up in the cache, keyed on all its code (``plan``: ahead of its page,
+    ``ahead.py``; the page's own look-up reuses it). ``build``: the ``state.BuildState``."""
+    all_code = "\n".join(codes)
+    ingredients = build.environment.ingredients(
+        all_code, rendered=True, session=digest("\n".join(headers) + "\n" + all_code)
+    )
+    identity = f"{page} session {name}"
+    if not codes:
+        key = key_of(ingredients)
+        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
+
+    def objections(payload: dict[str, Any]) -> list[str]:
+        blocks = len(payload.get("blocks", []))
+        shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
+        return build.stale_reads(payload) or shape
+
+    return build.look_up(ingredients, identity, objections, plan=plan)
