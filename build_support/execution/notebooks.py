@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,10 +94,12 @@ def _chain(source: Future, target: Future) -> None:
     """``target`` gets ``source``'s result or error once it has one."""
 
     def copy(done: Future) -> None:
-        if done.exception() is not None:
-            target.set_exception(done.exception())
-        else:
-            target.set_result(done.result())
+        # Stopped meanwhile (``NotebookRun.cancel``), ``target`` takes nothing: nobody reads it.
+        with contextlib.suppress(InvalidStateError):
+            if done.exception() is not None:
+                target.set_exception(done.exception())
+            else:
+                target.set_result(done.result())
 
     source.add_done_callback(copy)
 
