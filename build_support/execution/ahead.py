@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..caching.ingredients import expand_snippets
-from . import limits
+from . import limits, progress
 from .fence_options import block_id, is_timed, own_digest, own_ingredients
 from .sessions import fences, session_lookup
 from .workers import BlockError, Worker
@@ -198,6 +198,8 @@ class RunAhead:
                 job.state = "claimed"
                 self.queue.remove(job)
                 return None
+        # Where the build is, if it is ended while it waits: the block its page waits for.
+        progress.note(f"page {job.page}, block {job.requests[0].block_id!r}")
         job.done.wait()
         if job.broken or len(job.results) < len(job.requests):
             return None
