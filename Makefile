@@ -121,9 +121,12 @@ check-pythons: setup
 check-upstream: setup
 	$(BIN)/python -m build_support.check_upstream
 
-## test: lint, then the whole test suite (unit, property, golden, build, fault injection)
+## test: lint, then the whole test suite (unit, property, golden, build, fault injection), on
+## TEST_PROCESSES processes (pytest-xdist): about half the suite's time is spent waiting (servers,
+## browsers, kernels), so two fill a 2-core machine; TEST_PROCESSES=1 runs it in one process
+TEST_PROCESSES ?= 2
 test: setup test-tools lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_PROCESSES)
 
 lint: setup
 	$(BIN)/ruff check .
