@@ -319,6 +319,7 @@ SWAP_FOREVER = """\
 import pathlib, shutil, sys
 from build_support import site_swap
 root = pathlib.Path(sys.argv[1])
+swapped = False
 while True:
     for name in ("a", "b"):
         staging = root / "site.builds" / name
@@ -329,6 +330,9 @@ while True:
                 path.write_text(name)
         site_swap.swap_in(root, staging)
         site_swap.tidy(root, root / "site.builds")  # deletes the one before the previous
+        if not swapped:
+            swapped = True
+            print("swapping", flush=True)  # from now on, a kill falls inside the loop
 """
 
 
@@ -338,10 +342,14 @@ def test_a_kill_during_the_swap_leaves_a_whole_site(checkout):
     shutil.copytree(checkout / "site", checkout / "template")
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     for attempt in range(30):
-        swapping = subprocess.Popen([sys.executable, "-c", SWAP_FOREVER, str(checkout)], env=env)
-        time.sleep(0.2 + attempt * 0.013)  # its imports take about 0.15 s
+        swapping = subprocess.Popen(
+            [sys.executable, "-c", SWAP_FOREVER, str(checkout)], env=env, stdout=subprocess.PIPE
+        )
+        assert swapping.stdout.readline() == b"swapping\n"  # its imports done, however slow
+        time.sleep(attempt * 0.013)  # then a kill at 30 moments of the loop
         swapping.kill()
         swapping.wait()
+        swapping.stdout.close()
         assert whole(checkout) in {"first", "a", "b"}, sorted(os.listdir(checkout))
         swaps = len(list((checkout / "site.builds").iterdir()))
         assert swaps >= 3, "the loop never swapped"  # lock, previous and a build at least
