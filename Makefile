@@ -122,8 +122,8 @@ check-upstream: setup
 	$(BIN)/python -m build_support.check_upstream
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection), on
-## TEST_PROCESSES processes (pytest-xdist): about half the suite's time is spent waiting (servers,
-## browsers, kernels), so two fill a 2-core machine; TEST_PROCESSES=1 runs it in one process
+## TEST_PROCESSES processes (pytest-xdist): in one, the suite kept about one core busy (much of it
+## waits on servers, browsers, kernels), so two fill a 2-core machine; TEST_PROCESSES=1: one
 TEST_PROCESSES ?= 2
 test: setup test-tools lint
 	$(BIN)/pytest -n $(TEST_PROCESSES)
