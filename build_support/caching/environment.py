@@ -206,8 +206,11 @@ class Environment:
         if "memo" not in self._reach:  # the analysis is a function of these and of the code
             self._reach["memo"] = key_of(self.package, self.build_code, self.python)
         key = key_of("reach", self._reach["memo"], code)
+        if key in self._reach:  # asked before in this build (ahead of its page, then by it)
+            return self._reach[key]
         stored = self.memo.read_mapping(key).entry if self.memo else None
         if stored is not None:  # analysed by an earlier build: saves parsing the package
+            self._reach[key] = stored
             return stored
         if "package" not in self._reach:  # read once, at the first output that needs it
             self._reach["package"] = reach.Package.read(examples_package_dir(), self.package)
@@ -218,6 +221,7 @@ class Environment:
             found |= {PACKAGE: "what the code reaches"}
         if self.memo:
             self.memo.write_mapping(key, found)
+        self._reach[key] = found
         return found
 
     def described(self, config: Any = None) -> list[tuple[str, str]]:

@@ -90,6 +90,8 @@ def _run_block(
 
 
 def _run_from_start(build: BuildState, session: Session) -> None:
+    """Run the session's blocks so far again, in a new worker: after a stored run, or a run
+    ahead, that the page's next block does not match."""
     session.run_afresh()
     for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
         slot.run.ran, slot.run.reasons = True, list(session.reasons)
@@ -103,7 +105,7 @@ def _run_in_session(
     if session.worker is None and not session.blocks:  # its run ahead, if there was one
         session.worker = build.ahead.claim_session(build.page, session.name)
     if isinstance(session.worker, Replies) and not session.worker.matches(options):
-        _run_without_ahead(build, session)  # the page asked for other than ran ahead
+        _run_from_start(build, session)  # the page asked for other than ran ahead
     if session.worker is None:
         session.worker = LazyWorker(lambda: build.take_worker(session.timed))
     block, failed = execute(build, options, timed, session.worker)
@@ -118,16 +120,6 @@ def _run_in_session(
     slot.ran_on = block["ran_on"]
     slot.run.seconds = block["seconds"]
     slot.run.output_digest = digest(block["html"])
-
-
-def _run_without_ahead(build: BuildState, session: Session) -> None:
-    """Drop the session's run ahead: its blocks so far run again, in a worker of its own."""
-    session.worker = None
-    if session.blocks:
-        session.blocks, session.measured = [], None
-        session.worker = LazyWorker(lambda: build.take_worker(session.timed))
-        for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
-            _run_in_session(build, session, earlier, slot)
 
 
 def _keep_if_complete(build: BuildState, session: Session) -> None:
