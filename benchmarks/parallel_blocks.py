@@ -80,14 +80,14 @@ def run_forked(codes: list[str], workers: int) -> int:
     os.chdir(ROOT)
     build, taking = state.start(ROOT), threading.Lock()
 
-    def take():
+    def take(timed: bool, first_code: str):
         with taking:
-            return build.take_worker(False)
+            return build.take_worker(timed, first_code)
 
     def run(indexed: tuple[int, str]) -> None:
         worker = build_workers.LazyWorker(take)
         try:
-            worker().run(indexed[1], f"b{indexed[0]}", False, 120)
+            worker(indexed[1]).run(indexed[1], f"b{indexed[0]}", False, 120)
         finally:
             with taking:
                 worker.close()

@@ -164,7 +164,8 @@ def job(page: str, *codes: str) -> ahead.Job:
 def run_ahead():
     log, workers = [], []
 
-    def take():
+    def take(timed: bool, first_code: str):
+        assert not timed and first_code  # a job's worker: untimed, for its first block
         workers.append(StandIn(log))
         return workers[-1]
 

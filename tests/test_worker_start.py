@@ -45,7 +45,7 @@ def build(tmp_path, monkeypatch):
 
 
 def look(build, timed: bool = False, code: str = LOOK) -> tuple[dict, dict]:
-    worker = workers.LazyWorker(lambda: build.take_worker(timed))
+    worker = workers.LazyWorker(build.take_worker, timed)
     reply = worker().run(code, "look", False, 60)
     return json.loads(reply["output"]), reply
 
@@ -117,15 +117,15 @@ print(float(jax.jit(lambda x: (x * {n}).sum())(jnp.arange(7.0))))
 def test_untimed_workers_share_jax_compilation_cache_timed_ones_do_not(build, tmp_path):
     folder = Path(compile_cache.directory(tmp_path / "store", fresh=False))
     assert folder.is_relative_to(tmp_path / "store" / compile_cache.FOLDER)
-    worker = workers.LazyWorker(lambda: build.take_worker(False))
+    worker = workers.LazyWorker(build.take_worker)
     reply = worker().run(JIT.format(n=3), "jit", False, 60)
     assert reply["output"].strip() == "63.0"
     entries = set(os.listdir(folder))
     assert entries  # the program JAX compiled, kept however small
     assert not [p for p in reply["read"] + reply["written"] if p.startswith(str(folder))]
-    again = workers.LazyWorker(lambda: build.take_worker(False))
+    again = workers.LazyWorker(build.take_worker)
     assert again().run(JIT.format(n=3), "jit", False, 60)["output"].strip() == "63.0"
-    timed = workers.LazyWorker(lambda: build.take_worker(True))
+    timed = workers.LazyWorker(build.take_worker, True)
     assert timed().run(JIT.format(n=5), "jit", False, 60)["output"].strip() == "105.0"
     assert set(os.listdir(folder)) == entries  # a timed worker neither loads nor stores
 

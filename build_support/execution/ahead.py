@@ -132,7 +132,7 @@ class Replies:
         requests = self.job.requests
         return self.position < len(requests) and requests[self.position].own == own_digest(options)
 
-    def __call__(self) -> Replies:  # as LazyWorker: the "worker" of the block's Execution
+    def __call__(self, code: str = "") -> Replies:  # as LazyWorker: the block's "worker"
         return self
 
     def run(self, code: str, block: str, timed: bool, seconds: float) -> dict[str, Any]:
@@ -151,7 +151,9 @@ class Replies:
 class RunAhead:
     """The jobs of one build, and the threads that run them."""
 
-    def __init__(self, take_worker: Callable[[], Worker], threads: int | None = None) -> None:
+    def __init__(
+        self, take_worker: Callable[[bool, str], Worker], threads: int | None = None
+    ) -> None:
         self.take_worker = take_worker
         self.threads = side_by_side() if threads is None else threads
         self.queue: deque[Job] = deque()
@@ -261,7 +263,7 @@ class RunAhead:
                     return
                 started = time.perf_counter()
                 try:
-                    worker = worker or self.take_worker()
+                    worker = worker or self.take_worker(False, request.code)
                     reply = worker.run(request.code, request.block_id, False, request.seconds)
                     result = Result(reply, None, time.perf_counter() - started)
                 except BlockError as error:

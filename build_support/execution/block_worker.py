@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
-from . import compile_cache, process_tree, reads
+from . import compile_cache, process_tree, reads, untouched
 
 _HEADER = ">I"  # a frame's length, before its JSON
 FILE_NAME = "<code block: id {id}>"
@@ -127,6 +127,10 @@ class Worker:
         self.read_ahead: set[str] = set()  # read while importing ahead (``import_ahead``)
         self.compile_cache = config.get("compile_cache")  # JAX's: in no block's reads
         self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
+        # What an untouched worker of its template says of where a block ran, if the build
+        # knows it yet (``untouched.py``), and the state it was said for: this worker's start.
+        self.untouched_said = config.get("untouched_said")
+        self.start_state = ""
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         """Run one block; the reply the build reads."""
@@ -150,11 +154,7 @@ class Worker:
             finally:
                 self.in_block = False
         try:
-            said = {
-                "ran_on": self.where_it_ran(),
-                "environment": self.environment(),
-                "machine": self.machine_label() if request.get("timed") else None,
-            }
+            said = self.said_of_run(bool(request.get("timed")))
         except BaseException as error:  # a block broke what the build calls: named
             described = self.describe(error)
             described["summary"] = (
@@ -165,6 +165,24 @@ class Worker:
         written = compile_cache.outside(opened.written, self.compile_cache)
         reads_said = {"read": sorted(read), "written": sorted(written)}
         return {"kind": "done", "output": output.text()} | said | reads_said
+
+    def said_of_run(self, timed: bool) -> dict[str, Any]:
+        """Where the block ran and the environment ``verify`` compares; from what the build
+        handed this worker where the block left it untouched (``untouched.py``)."""
+        still = not timed and not untouched.backend_started()
+        still = still and untouched.state(self.package) == self.start_state
+        if still and self.untouched_said is not None:
+            known = self.untouched_said
+            ran_on = known["ran_on"] if self.uses_jax.search(self.code) else self.where_it_ran()
+            return {"ran_on": ran_on, "environment": known["environment"], "machine": None}
+        said = {
+            "ran_on": self.where_it_ran(),
+            "environment": self.environment(),
+            "machine": self.machine_label() if timed else None,
+        }
+        if still and self.uses_jax.search(self.code):  # the build keeps it for the next ones
+            said["untouched_said"] = {"ran_on": said["ran_on"], "environment": said["environment"]}
+        return said
 
     def where_it_ran(self) -> str:
         """A block that imports jax or the course package ran on JAX's default backend; any
@@ -260,13 +278,14 @@ def _frame(frame: traceback.FrameSummary, code: str, block_id: str, package: str
 
 def import_ahead(package_dir: str | None) -> set[str]:
     """Import ``PREIMPORT``; what that read (matplotlib's rc files, say), which the build
-    digests with every block's reads, as if the block had imported it."""
+    digests with every block's reads, as if the block had imported it. Python's own files are
+    left out here, once, rather than by the build from every block's reply (``reads``)."""
     with reads.recorded(package_dir) as opened:
         for name in PREIMPORT:
             with contextlib.suppress(ImportError):  # an extra that is not installed: on use
                 __import__(name)
         _register_jax_plugins()
-    return opened.read - opened.written
+    return {path for path in opened.read - opened.written if not reads.excluded(path)}
 
 
 def _register_jax_plugins() -> None:
@@ -293,6 +312,7 @@ def serve(config: dict[str, Any], requests_fd: int, replies_fd: int, read_ahead:
     worker.read_ahead = read_ahead
     compile_cache.enable(config.get("compile_cache"))
     signal.signal(WHERE_SIGNAL, worker.say_where)
+    worker.start_state = untouched.state(worker.package)
     send(replies, {"kind": "ready", "pid": os.getpid(), "kept": kept})
     while (request := _receive(requests)) is not None:
         send(replies, worker.run(request))

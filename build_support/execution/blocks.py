@@ -41,9 +41,7 @@ def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
         caption = measured_caption(found.entry.get("measured"), reused=True)
         return caption + stored["html"], run_record(build, options, False, [], stored, timed)
     # A session of its own: its worker ends with it (or ended with its run ahead).
-    worker = build.ahead.claim_alone(build.page, options) or LazyWorker(
-        lambda: build.take_worker(timed)
-    )
+    worker = build.ahead.claim_alone(build.page, options) or LazyWorker(build.take_worker, timed)
     try:
         block, failed = execute(build, options, timed, worker)
     finally:

@@ -28,7 +28,7 @@ class Execution:
     """One block handed to a worker: which one (``worker``, called when the code runs), its
     time limit, and the worker's reply once it has run."""
 
-    worker: Callable[[], Worker]
+    worker: Callable[[str], Worker]  # given the code of the block it runs
     timed: bool = False
     seconds: float = DEFAULT_TIMEOUT_S
     reply: dict[str, Any] | None = None
@@ -52,6 +52,6 @@ def run(
     **extra: Any,
 ) -> str:
     """Run ``code`` in the block's worker; what it printed. A failure raises ``BlockError``."""
-    worker = execution.worker()
+    worker = execution.worker(code)
     execution.reply = worker.run(code, block_id({"id": id}), execution.timed, execution.seconds)
     return execution.reply["output"]

@@ -105,10 +105,10 @@ def excluded(path: str) -> bool:
     the user's own caches."""
     if path.startswith(_SYSTEM) or path.endswith(".pyc") or "/__pycache__/" in path:
         return True
-    if _font_list(path) or os.path.realpath(path).startswith(user_caches()):
-        return True
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    return any(path.startswith(prefix + os.sep) for prefix in prefixes)
+    if any(path.startswith(prefix + os.sep) for prefix in prefixes):
+        return True
+    return _font_list(path) or os.path.realpath(path).startswith(user_caches())
 
 
 def digests(read: Iterable[str], written: Iterable[str], project_root: Path) -> dict[str, str]:

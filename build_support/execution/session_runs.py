@@ -107,7 +107,7 @@ def _run_in_session(
     if isinstance(session.worker, Replies) and not session.worker.matches(options):
         _run_from_start(build, session)  # the page asked for other than ran ahead
     if session.worker is None:
-        session.worker = LazyWorker(lambda: build.take_worker(session.timed))
+        session.worker = LazyWorker(build.take_worker, session.timed)
     block, failed = execute(build, options, timed, session.worker)
     session.reads |= block.pop("reads")
     measured = block.pop("measured")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -62,19 +63,32 @@ class BuildState:
         build. Held once, by the process (``PROCESS``)."""
         return PROCESS.serving
 
-    def take_worker(self, timed: bool = False) -> Worker:
-        """A worker process for a new session, under this build's limits (``workers.py``);
-        a timed session's compiles JAX's compilation cache (``compile_cache.py``) never loads."""
+    def take_worker(self, timed: bool = False, first_code: str = "") -> Worker:
+        """A worker process for a new session whose first block is ``first_code``, under this
+        build's limits (``workers.py``); a timed session's compiles JAX's compilation cache
+        (``compile_cache.py``) never loads."""
+        limits, package_dir, cache = self._for_workers
+        cache = None if timed else cache
+        version = self._package_version
+        return PROCESS.workers.take(limits, PACKAGE, package_dir, cache, first_code, version)
+
+    @cached_property
+    def _for_workers(self) -> tuple[Limits, str | None, str]:
+        """What every worker of this build starts with (read once a build): its limits, the
+        package's folder and JAX's compilation cache (``compile_cache.py``)."""
         from ..caching.environment import examples_package_dir
         from ..caching.store import store_root
 
         found = settings.current(self.project_root)
         limits = Limits(MAX_OUTPUT_BYTES, int(found.memory_limit_gib * 2**30), MEMORY_SETTING)
         package_dir = examples_package_dir()
-        cache = (
-            None if timed else compile_cache.directory(store_root(self.project_root), found.fresh)
-        )
-        return PROCESS.workers.take(limits, PACKAGE, package_dir and str(package_dir), cache)
+        cache = compile_cache.directory(store_root(self.project_root), found.fresh)
+        return limits, package_dir and str(package_dir), cache
+
+    @cached_property
+    def _package_version(self) -> str:
+        """The package this build's keys describe, as one digest (its package template's)."""
+        return key_of(self.environment.package)
 
     def look_up(
         self,

@@ -34,6 +34,7 @@ class Forked:
 
     pid: int
     template: Template
+    package_version: str = ""
 
     def poll(self) -> int | None:
         return self.template.status(self.pid, 0)
@@ -47,16 +48,38 @@ class Forked:
     def release(self) -> None:
         self.template.release(self.pid)
 
+    def learn(self, said: dict[str, Any]) -> None:
+        """What this worker, untouched by its block, said of where it ran (``untouched.py``)."""
+        self.template.untouched_said.setdefault(self.package_version, said)
+
 
 class Template:
-    """The build's side of the template process: its socket, and how its workers ended."""
+    """The build's side of a template process: its socket, and how its workers ended. ``start``
+    starts the template; ``package_template`` forks, from it, one that has imported the course
+    package too (``package_template.py``)."""
 
-    def __init__(self, package_dir: str | None) -> None:
+    def __init__(self, process: Any, sock: socket.socket, blas_environment: dict) -> None:
+        self.process = process  # subprocess.Popen, or Forked: the package template's
+        self.socket = sock
+        self.blas_environment = blas_environment
+        self.ended: dict[int, int] = {}
+        self.gone = False  # the template's end of the socket closed
+        self.lock = threading.RLock()  # one conversation at a time: workers start side by side
+        ready = self._next("ready", START_TIMEOUT_S)
+        self.read_ahead = {path: _signature(path) for path in _outside_python(ready["read_ahead"])}
+        self.modules = frozenset(ready.get("modules", ()))  # what its imports loaded
+        self.unusable = ready.get("unusable", "")  # why a package template cannot be used
+        self.untouched_said: dict[str, dict] = {}  # package version -> ``untouched.py``
+        if ready.get("threads") != 1 and not self.unusable:
+            self.close()
+            raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
+
+    @classmethod
+    def start(cls, package_dir: str | None) -> Template:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"sys_path": sys.path, "socket_fd": theirs.fileno(), "package_dir": package_dir}
         blas = template_process.BLAS_THREADS
-        self.blas_environment = {blas: os.environ.get(blas)}
-        self.process = subprocess.Popen(
+        process = subprocess.Popen(
             [sys.executable, "-c", template_process.BOOT, json.dumps(config)],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
@@ -64,15 +87,27 @@ class Template:
             env=os.environ | {blas: "1"},  # OpenBLAS starts no thread pool: forking is safe
         )
         theirs.close()
-        self.socket = ours
-        self.ended: dict[int, int] = {}
-        self.gone = False  # the template's end of the socket closed
-        self.lock = threading.RLock()  # one conversation at a time: workers start side by side
-        ready = self._next("ready", START_TIMEOUT_S)
-        self.read_ahead = {path: _signature(path) for path in _outside_python(ready["read_ahead"])}
-        if ready.get("threads") != 1:
-            self.close()
-            raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
+        return cls(process, ours, {blas: os.environ.get(blas)})
+
+    def package_template(self, package: str, package_dir: str) -> Template:
+        """A child of this template that has imported ``package`` as a block would (in the
+        build's folder, with its ``sys.path``), forking workers in turn; ``Unusable`` if the
+        import cannot be kept (it raised, printed, warned, or started a thread or process)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        request = {"kind": "package-template", "package": package, "package_dir": package_dir}
+        request |= {"cwd": os.getcwd(), "sys_path": sys.path}
+        try:
+            with self.lock:
+                template_process.send(self.socket, request, (theirs.fileno(),))
+                reply = self._next("forked", START_TIMEOUT_S)
+                self.ended.pop(reply["pid"], None)
+        finally:
+            theirs.close()
+        child = Template(Forked(reply["pid"], self), ours, self.blas_environment)
+        if child.unusable:
+            child.close()
+            raise Unusable(child.unusable)
+        return child
 
     def stale(self) -> bool:
         """A file importing ahead read (matplotlib's settings, say) changed since: under
@@ -80,12 +115,14 @@ class Template:
         return any(_signature(path) != seen for path, seen in self.read_ahead.items())
 
     def fork(self, config: dict[str, Any], worker_ends: tuple[int, int, int]) -> Forked:
+        version = config["package_version"]
         config = config | {"blas_environment": self.blas_environment}
+        config["untouched_said"] = self.untouched_said.get(version)
         with self.lock:
             template_process.send(self.socket, {"kind": "fork", "config": config}, worker_ends)
             reply = self._next("forked", START_TIMEOUT_S)
             self.ended.pop(reply["pid"], None)  # said of an earlier child with that pid, reaped
-        return Forked(reply["pid"], self)
+        return Forked(reply["pid"], self, version)
 
     def status(self, pid: int, timeout: float) -> int | None:
         """How worker ``pid`` ended, waiting up to ``timeout`` s; None while it runs."""
@@ -135,6 +172,11 @@ class Template:
         """The template goes, and with it every worker it still holds (it kills their groups)."""
         with contextlib.suppress(OSError):
             self.socket.close()
+        if isinstance(self.process, Forked):  # a package template: its parent reaps it
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=10)
+            self.process.release()
+            return
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
+import io
 import json
 import os
 import random
@@ -35,9 +37,10 @@ import socket
 import struct
 import sys
 import time
+import warnings
 from typing import Any
 
-from . import block_worker, process_tree
+from . import block_worker, process_tree, reads
 
 BOOT = (
     "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
@@ -144,6 +147,52 @@ def _become_worker(
         os._exit(70)  # serve ends the process itself; anything else is a failure to start
 
 
+def _become_package_template(
+    request: dict[str, Any], fds: list[int], parent: socket.socket, read_ahead: set[str]
+) -> None:
+    """In the child: the package template (module docstring), serving forks on the socket the
+    build sent; never returns. If the package cannot be imported as a block's first line would
+    (it raised, printed, warned, started a thread or a process) it says why and ends."""
+    try:
+        os.setsid()  # a group of its own: a worker's group killed never reaches it
+        parent.close()
+        sock = socket.socket(fileno=fds[0])
+        os.chdir(request["cwd"])  # where, and with which path, a worker imports it
+        sys.path[:] = request["sys_path"]
+        why, read = import_package(request["package"], request["package_dir"])
+        said = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead | read)}
+        send(sock, {"kind": "ready", "unusable": why} | said)
+        if not why:
+            _fork_on_request(sock, read_ahead | read)
+    finally:
+        os._exit(0)
+
+
+def import_package(package: str, package_dir: str | None) -> tuple[str, set[str]]:
+    """Import the course package as a worker's first block would; why it cannot be kept for
+    the workers forked from here ("" if it can), and the files it read (``reads``)."""
+    said = io.StringIO()
+    with (
+        reads.recorded(package_dir) as opened,
+        warnings.catch_warnings(record=True) as warned,  # the filters a worker has
+        contextlib.redirect_stdout(said),
+        contextlib.redirect_stderr(said),
+    ):
+        try:
+            importlib.import_module(package)
+        except BaseException as error:  # SystemExit too: the block that imports it will say
+            return f"importing it raised {block_worker.summary(error)}", set()
+    if warned:
+        return f"importing it warned: {str(warned[0].message)[:200]}", set()
+    if said.getvalue():
+        return f"importing it printed {said.getvalue()[:200]!r}", set()
+    if threads() != 1:
+        return f"importing it started threads (it runs {threads()})", set()
+    if process_tree.descendants(os.getpid()):
+        return "importing it started a process", set()
+    return "", {path for path in opened.read - opened.written if not reads.excluded(path)}
+
+
 def _ended(children: dict[int, bool], sock: socket.socket) -> None:
     """Say the status of every child that ended, once; reaped only on ``release``."""
     flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
@@ -188,7 +237,13 @@ def main(config: dict[str, Any]) -> None:
     sock = socket.socket(fileno=config["socket_fd"])
     read_ahead = block_worker.import_ahead(config["package_dir"])  # digested with every block's
     said = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead)}
-    send(sock, {"kind": "ready"} | said)
+    send(sock, {"kind": "ready", "modules": sorted(sys.modules)} | said)
+    _fork_on_request(sock, read_ahead)
+
+
+def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
+    """Fork a worker (or a package template) for each request until the build goes; never
+    returns."""
     children: dict[int, bool] = {}  # pid -> its end said
     try:
         while True:
@@ -210,6 +265,8 @@ def main(config: dict[str, Any]) -> None:
                 send(sock, {"kind": "refused", "why": f"it runs {running} threads, not one"})
                 continue
             pid = os.fork()
+            if pid == 0 and request["kind"] == "package-template":
+                _become_package_template(request, fds, sock, read_ahead)
             if pid == 0:
                 _become_worker(request, fds, sock, read_ahead)
             for fd in fds:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .block_worker import BOOT
+from .package_template import imports_package_first
 from .template_handle import Template, Unusable
 from .workers import Limits, Worker
 
@@ -53,8 +54,11 @@ def _worker(limits: Limits, process: Any, build_ends: tuple[int, int, int]) -> W
     return Worker(limits, process, os.fdopen(requests, "wb"), replies, console)
 
 
-def _config(limits: Limits, package: str, package_dir: str | None, cache: str | None) -> dict:
+def _config(
+    limits: Limits, package: str, package_dir: str | None, cache: str | None, version: str = ""
+) -> dict:
     return {
+        "package_version": version,  # the package's digest: what ``untouched.py`` keys on
         "sys_path": sys.path,
         "cwd": os.getcwd(),
         "max_output_bytes": limits.max_output_bytes,
@@ -106,6 +110,8 @@ class Workers:
     session's worker at the end of each build, ``close`` the template and spare too."""
 
     template: Template | None = None
+    package_template: Template | None = None  # the template's child holding the package too
+    package_seen: tuple[str, str] = ("", "")  # the package's digest, and why it cannot be used
     spare: Worker | None = None
     running: list[Worker] = field(default_factory=list)
     retired: list[Template] = field(default_factory=list)  # closed once their workers end
@@ -114,12 +120,22 @@ class Workers:
     at_exit: bool = False
     lock: threading.RLock = field(default_factory=threading.RLock)  # sessions start side by side
 
-    def take(self, limits: Limits, package: str, package_dir: str | None, cache: str | None):
-        """A worker for a new session: forked from the template, or spawned."""
+    def take(
+        self,
+        limits: Limits,
+        package: str,
+        package_dir: str | None,
+        cache: str | None,
+        first_code: str = "",
+        package_version: str = "",
+    ) -> Worker:
+        """A worker for a new session whose first block is ``first_code``: forked from the
+        template (from the package template, for the package at ``package_version``, where that
+        block imports the package first), or spawned."""
         with self.lock:
-            return self._take(limits, package, package_dir, cache)
+            return self._take(limits, package, package_dir, cache, (first_code, package_version))
 
-    def _take(self, limits: Limits, package: str, package_dir: str | None, cache: str | None):
+    def _take(self, limits, package, package_dir, cache, first: tuple[str, str]) -> Worker:
         if not self.at_exit:  # an interrupted build too ends its workers
             atexit.register(self.close)
             self.at_exit = True
@@ -133,7 +149,9 @@ class Workers:
         if self.spare is not None and self.spare.started_for != (limits, package, cache):
             self.spare.close()
             self.spare = None
-        worker = self._forked(limits, package, package_dir, cache) if not self.spawn_why else None
+        worker = None
+        if not self.spawn_why:
+            worker = self._forked(limits, package, package_dir, cache, first)
         if worker is None:
             worker = self.spare if self.spare and self.spare.alive() else None
             if worker is None:
@@ -143,17 +161,22 @@ class Workers:
         self.running.append(worker)
         return worker
 
-    def _forked(self, limits, package, package_dir, cache) -> Worker | None:
+    def _forked(self, limits, package, package_dir, cache, first) -> Worker | None:
+        first_code, package_version = first
         why = how_workers_start()
         try:
             if why != "fork":
                 raise Unusable(why)
             if self.template is None or self.template.process.poll() is not None:
-                self.template = Template(package_dir)
+                self._discard()
+                self.template = Template.start(package_dir)
+            template = self.template
+            if package_dir and imports_package_first(first_code, package, template.modules):
+                template = self._with_package(package, package_dir, package_version) or template
             worker_ends, build_ends = _pipes()
             try:
-                forked = self.template.fork(
-                    _config(limits, package, package_dir, cache), worker_ends
+                forked = template.fork(
+                    _config(limits, package, package_dir, cache, package_version), worker_ends
                 )
             except Unusable:
                 for fd in build_ends:
@@ -169,6 +192,24 @@ class Workers:
             log.info("Workers start as fresh interpreters, not forked warm: %s", unusable)
             return None
 
+    def _with_package(self, package: str, package_dir: str, digest: str) -> Template | None:
+        """The package template for the package at version ``digest`` (made again after any
+        change to it); None where its import cannot be kept, said once in the log for each."""
+        seen, why = self.package_seen
+        current = self.package_template
+        if current is not None and (seen != digest or current.process.poll() is not None):
+            self.retired.append(current)  # its running workers keep it until their session ends
+            self.package_template = current = None
+        if current is None and not (seen == digest and why):
+            assert self.template is not None
+            try:
+                self.package_template = self.template.package_template(package, package_dir)
+                self.package_seen = (digest, "")
+            except Unusable as unusable:
+                self.package_seen = (digest, str(unusable))
+                log.info("Workers import the course package themselves: %s", unusable)
+        return self.package_template
+
     def close_sessions(self) -> None:
         with self.lock:
             running, self.running = self.running, []
@@ -182,9 +223,13 @@ class Workers:
         if self.spare is not None:
             self.spare.close()
             self.spare = None
-        if self.template is not None:  # its running workers keep it until their session ends
-            self.retired.append(self.template)
-            self.template = None
+        # Their running workers keep them until their session ends; the package template,
+        # a child of the template, is closed first.
+        for template in (self.package_template, self.template):
+            if template is not None:
+                self.retired.append(template)
+        self.template = self.package_template = None
+        self.package_seen = ("", "")
 
     def close(self) -> None:
         with self.lock:

@@ -123,6 +123,9 @@ class Worker:
         except OSError:
             self._wait("done", time.monotonic() + 1.0, seconds)  # says how it ended
         reply = self._wait("done", time.monotonic() + seconds, seconds)
+        learned = reply.pop("untouched_said", None)  # ``untouched.py``
+        if learned is not None and hasattr(self.process, "learn"):
+            self.process.learn(learned)
         return reply
 
     def _wait(self, kind: str, deadline: float, seconds: float | None) -> dict[str, Any]:
@@ -271,12 +274,13 @@ class LazyWorker:
     """A session's worker, taken (``take``) only when one of its blocks must run: a session
     reused from the cache starts none. ``close`` ends it, if it was taken."""
 
-    def __init__(self, take: Callable[[], Worker]) -> None:
-        self.take, self.worker = take, None
+    def __init__(self, take: Callable[[bool, str], Worker], timed: bool = False) -> None:
+        self.take, self.timed, self.worker = take, timed, None
 
-    def __call__(self) -> Worker:
+    def __call__(self, code: str = "") -> Worker:
+        """The worker, taken for a session whose first block to run is ``code``."""
         if self.worker is None:
-            self.worker = self.take()
+            self.worker = self.take(self.timed, code)
         return self.worker
 
     def close(self) -> None:
