@@ -9,15 +9,19 @@ import pytest
 
 from testkit.build import copy_project, mkdocs_build
 from testkit.project import GOLDEN, ROOT
+from testkit.shared import once_per_run
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    site_dir = tmp_path_factory.mktemp("site")
-    result = mkdocs_build(ROOT / "mkdocs.yml", site_dir)
-    assert result.returncode == 0, result.stderr
-    site_dir.with_name("build.log").write_text(result.stderr)  # read by build_log
-    return site_dir
+def built_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """One strict fresh build of the checkout for the whole run (``testkit.shared``)."""
+
+    def build(folder: Path) -> None:
+        result = mkdocs_build(ROOT / "mkdocs.yml", folder / "site")
+        assert result.returncode == 0, result.stderr
+        (folder / "build.log").write_text(result.stderr)  # read by build_log
+
+    return once_per_run(tmp_path_factory, worker_id, "built", build) / "site"
 
 
 @pytest.fixture(scope="session")
@@ -71,17 +75,18 @@ def no_browser(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 
 @pytest.fixture(scope="session")
-def published_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def published_site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """The gh-pages tree that `make publish` writes (in a throw-away repository), laid out under
-    the site_url's path, as the host serves it: versions.json, the root redirect, the alias."""
+    the site_url's path, as the host serves it: versions.json, the root redirect, the alias.
+    Made once for the whole run (``testkit.shared``)."""
     from testkit.author import extract_branch, publish_copy
     from testkit.site import site_prefix
 
-    workdir = tmp_path_factory.mktemp("publish")
-    repo = publish_copy(workdir)
-    served = workdir / "served"
-    extract_branch(repo, "gh-pages", served / site_prefix())
-    return served
+    def publish(workdir: Path) -> None:
+        repo = publish_copy(workdir)
+        extract_branch(repo, "gh-pages", workdir / "served" / site_prefix())
+
+    return once_per_run(tmp_path_factory, worker_id, "publish", publish) / "served"
 
 
 @pytest.fixture(scope="session")

@@ -160,3 +160,37 @@ def test_a_template_whose_read_ahead_files_changed_is_not_forked_from_again(buil
     first, _ = look(build)
     assert state.PROCESS.workers.template is not template
     assert first["parent"] == state.PROCESS.workers.template.process.pid
+
+
+def test_a_template_fits_the_builds_variables_as_a_worker_spawned_now_would_hold_them():
+    from types import SimpleNamespace
+
+    from build_support.execution.template_handle import Template
+
+    # The template started with A=1; importing ahead (JAX) set SET_BY_IMPORT=1.
+    template = SimpleNamespace(
+        started_with={"A": "1"}, environment={"A": "1", "SET_BY_IMPORT": "1"}
+    )
+    fits = [
+        {"A": "1"},  # as at the start
+        {"A": "1", "SET_BY_IMPORT": "1"},  # the build imported JAX too (a number in the prose)
+    ]
+    unfit = [
+        {"A": "2"},
+        {},
+        {"A": "1", "NEW": "x"},
+        {"A": "1", "SET_BY_IMPORT": "0"},
+    ]
+    assert all(Template.fits(template, variables) for variables in fits)
+    assert not any(Template.fits(template, variables) for variables in unfit)
+
+
+def test_a_variable_the_build_sets_since_starts_a_new_template(build, monkeypatch):
+    look(build)
+    template = state.PROCESS.workers.template
+    look(build)
+    assert state.PROCESS.workers.template is template  # nothing changed: the same one
+    monkeypatch.setenv("COURSE_TEST_VARIABLE", "1")
+    seen, _ = look(build)
+    assert state.PROCESS.workers.template is not template
+    assert seen["parent"] == state.PROCESS.workers.template.process.pid

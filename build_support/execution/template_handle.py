@@ -20,6 +20,7 @@ from typing import Any
 
 from . import reads, template_process
 
+_PYTEST = "PYTEST_CURRENT_TEST"  # pytest's note of the running test: changes every test
 START_TIMEOUT_S = 300.0  # a template that has not imported jax by then is stuck
 
 
@@ -70,6 +71,9 @@ class Template:
         self.modules = frozenset(ready.get("modules", ()))  # what its imports loaded
         self.unusable = ready.get("unusable", "")  # why a package template cannot be used
         self.untouched_said: dict[str, dict] = {}  # package version -> ``untouched.py``
+        found = dict(ready.get("environment", {}), **blas_environment)  # as a worker's
+        self.environment = {k: v for k, v in found.items() if v is not None and k != _PYTEST}
+        self.started_with: dict[str, str] = {}  # the build's variables when it started (``start``)
         if ready.get("threads") != 1 and not self.unusable:
             self.close()
             raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
@@ -77,6 +81,7 @@ class Template:
     @classmethod
     def start(cls, package_dir: str | None) -> Template:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        started_with = variables()
         config = {"sys_path": sys.path, "socket_fd": theirs.fileno(), "package_dir": package_dir}
         blas = template_process.BLAS_THREADS
         process = subprocess.Popen(
@@ -87,7 +92,21 @@ class Template:
             env=os.environ | {blas: "1"},  # OpenBLAS starts no thread pool: forking is safe
         )
         theirs.close()
-        return cls(process, ours, {blas: os.environ.get(blas)})
+        template = cls(process, ours, {blas: os.environ.get(blas)})
+        template.started_with = started_with
+        return template
+
+    def fits(self, variables: dict[str, str]) -> bool:
+        """A worker spawned now with the build's ``variables`` would, once it has imported
+        ahead, hold this template's: each is the template's own, or one importing ahead set
+        (JAX sets ``TPU_SKIP_MDS_QUERY``, say) that the build still holds as it did at the
+        start. The build importing JAX itself (a number in the prose) sets those too."""
+        started = self.started_with
+        return all(
+            variables.get(name) == self.environment.get(name)
+            or (self.environment.get(name) != started.get(name) == variables.get(name))
+            for name in set(variables) | set(self.environment)
+        )
 
     def package_template(self, package: str, package_dir: str) -> Template:
         """A child of this template that has imported ``package`` as a block would (in the
@@ -182,6 +201,11 @@ class Template:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def variables() -> dict[str, str]:
+    """The build's environment variables, which a worker inherits (pytest's note apart)."""
+    return {name: value for name, value in os.environ.items() if name != _PYTEST}
 
 
 def _outside_python(paths: list[str]) -> list[str]:

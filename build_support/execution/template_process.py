@@ -237,7 +237,8 @@ def main(config: dict[str, Any]) -> None:
     sock = socket.socket(fileno=config["socket_fd"])
     read_ahead = block_worker.import_ahead(config["package_dir"])  # digested with every block's
     said = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead)}
-    send(sock, {"kind": "ready", "modules": sorted(sys.modules)} | said)
+    said |= {"modules": sorted(sys.modules), "environment": dict(os.environ)}
+    send(sock, {"kind": "ready"} | said)
     _fork_on_request(sock, read_ahead)
 
 

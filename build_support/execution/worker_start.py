@@ -28,7 +28,7 @@ from typing import Any
 
 from .block_worker import BOOT
 from .package_template import imports_package_first
-from .template_handle import Template, Unusable
+from .template_handle import Template, Unusable, variables
 from .workers import Limits, Worker
 
 START_ENV = "COURSE_WORKER_START"  # "spawn": every worker a fresh interpreter (as on macOS)
@@ -87,11 +87,6 @@ def spawn(limits: Limits, package: str, package_dir: str | None, cache: str | No
     return _worker(limits, process, build_ends)
 
 
-def _environment() -> tuple:
-    """The variables the template imported with (pytest's note of the running test apart)."""
-    return tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"))
-
-
 def how_workers_start() -> str:
     """ "fork", or why workers are spawned here."""
     if os.environ.get(START_ENV) == "spawn":
@@ -141,8 +136,10 @@ class Workers:
             self.at_exit = True
         # A template that imported with another path or variables, or read files since changed,
         # is not what a worker spawned now would be:
-        wanted = (package_dir, tuple(sys.path), _environment())
-        stale = self.template is not None and self.template.stale()
+        wanted = (package_dir, tuple(sys.path))
+        stale = self.template is not None and (
+            self.template.stale() or not self.template.fits(variables())
+        )
         if self.started_for != wanted or stale:
             self._discard()
             self.started_for = wanted
