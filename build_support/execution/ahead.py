@@ -168,19 +168,22 @@ class RunAhead:
         self.workers: list[threading.Thread] = []
 
     def add(self, job: Job, session: str | None) -> None:
-        if session is None:
-            self.alone.setdefault((job.page, job.requests[0].own), deque()).append(job)
-        else:
-            self.sessions[(job.page, session)] = job
-        self.queue.append(job)
+        with self.changed:  # the threads may be running the jobs of pages planned before
+            if session is None:
+                self.alone.setdefault((job.page, job.requests[0].own), deque()).append(job)
+            else:
+                self.sessions[(job.page, session)] = job
+            self.queue.append(job)
+            self.changed.notify_all()
 
     def start(self) -> None:
-        if not self.queue or self.threads < 2:  # one at a time: the page's turn is as quick
+        """Start the threads, once, if anything is queued (the plan calls it after each page)."""
+        if self.threads < 2:  # one at a time: the page's turn is as quick
             self.queue.clear()
             self.alone.clear()
             self.sessions.clear()
             return
-        for number in range(self.threads):
+        for number in range(self.threads - len(self.workers) if self.queue else 0):
             thread = threading.Thread(target=self._serve, name=f"run-ahead-{number}", daemon=True)
             thread.start()
             self.workers.append(thread)
@@ -275,7 +278,8 @@ class RunAhead:
 
 
 def plan(build: Any, pages: list[tuple[str, Path]], languages: tuple[str, ...]) -> None:
-    """Queue, and start, every block and session of ``pages`` the cache cannot serve.
+    """Queue, and start, every block and session of ``pages`` the cache cannot serve, page by
+    page (a page's jobs run while the next pages are read).
     ``build``: the ``state.BuildState`` (which holds the ``RunAhead``: not imported here)."""
     for page, path in pages:
         markdown = path.read_text(encoding="utf-8-sig")
@@ -295,7 +299,7 @@ def plan(build: Any, pages: list[tuple[str, Path]], languages: tuple[str, ...]) 
         for name, blocks in in_sessions.items():
             if not any(is_timed(options) for options in blocks):
                 _plan_session(build, page, name, blocks, fenced.get(name, []))
-    build.ahead.start()
+        build.ahead.start()  # its jobs run while the next pages are read
 
 
 def _plan_alone(build: Any, page: str, options: dict[str, Any]) -> None:
