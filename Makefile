@@ -123,10 +123,11 @@ check-upstream: setup
 
 ## test: lint, then the whole test suite (unit, property, golden, build, fault injection), on
 ## TEST_PROCESSES processes (pytest-xdist): in one, the suite kept about one core busy (much of it
-## waits on servers, browsers, kernels), so two fill a 2-core machine; TEST_PROCESSES=1: one
-TEST_PROCESSES ?= 2
+## waits on servers, browsers, kernels); on two, 1.5 of a 2-core machine's cores, so three, each
+## taking the next test as it is free (worksteal); TEST_PROCESSES=1: one
+TEST_PROCESSES ?= 3
 test: setup test-tools lint
-	$(BIN)/pytest -n $(TEST_PROCESSES)
+	$(BIN)/pytest -n $(TEST_PROCESSES) --dist worksteal
 
 lint: setup
 	$(BIN)/ruff check .

@@ -69,8 +69,12 @@ def requests(draw):
         "counts": draw(
             st.lists(st.tuples(st.integers(0, 2**40), st.integers(0, 2**30)), max_size=5)
         ),
-        "seconds": draw(st.lists(times, max_size=8)),
-        "pairs": draw(st.lists(st.tuples(times, times), max_size=8)),
+        # and exact ties (1.125 s to three digits, 1.25x to two), which Python rounds to even
+        "seconds": [*draw(st.lists(times, max_size=8)), 1.125, 1.375, 0.5],
+        "pairs": [
+            *draw(st.lists(st.tuples(times, times), max_size=8)),
+            *((2.5, 2.0), (2.0, 2.5), (250e-6, 200e-6), (1.75, 1.0), (1.0, 1.75)),
+        ],
         # and exact ties, which Python rounds to even
         "floats": [
             *draw(st.lists(st.floats(width=32, allow_nan=False), max_size=8)),

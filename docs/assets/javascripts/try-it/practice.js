@@ -199,7 +199,19 @@ const wholeEven = (x) => {
 const withCommas = (x) => wholeEven(x).toLocaleString("en-US");
 
 const UNITS = [["ns", 1e-9], ["µs", 1e-6], ["ms", 1e-3], ["s", 1]];
-const threeDigits = (v) => Number(v.toPrecision(3));
+/** Python's float(f"{v:.{p}g}") for v > 0. toPrecision breaks an exact tie (the double's
+ * exact value halfway, as 1.25 is) upward; Python, correctly rounded, to even. The exact
+ * digits: toExponential(99), exact for every double a time or a ratio of two can be here. */
+export function significant(v, p) {
+  const [mantissa, exponent] = v.toExponential(99).split("e");
+  const digits = mantissa.replace(".", "");
+  const tie = digits[p] === "5" && /^0*$/.test(digits.slice(p + 1));
+  if (tie && Number(digits[p - 1]) % 2 === 0) {
+    return Number(`${digits[0]}.${digits.slice(1, p)}e${exponent}`); // down, to the even digit
+  }
+  return Number(v.toPrecision(p));
+}
+const threeDigits = (v) => significant(v, 3);
 
 /** format_seconds: three significant digits in the unit that fits (12.3 µs, 1.00 s). */
 export function formatSeconds(seconds) {
@@ -224,6 +236,6 @@ export function verdict(thisSeconds, otherSeconds) {
   const ratio = shownSeconds(otherSeconds) / shownSeconds(thisSeconds);
   const band = 1.05 * (1 + 1e-9);
   if (1 / band <= ratio && ratio <= band) return "about as fast as";
-  const times = (v) => (v >= 10 ? `${withCommas(v)}×` : `${Number(v.toPrecision(2))}×`);
+  const times = (v) => (v >= 10 ? `${withCommas(v)}×` : `${significant(v, 2)}×`);
   return ratio > 1 ? `${times(ratio)} faster than` : `${times(1 / ratio)} slower than`;
 }
