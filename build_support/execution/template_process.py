@@ -16,6 +16,13 @@ holds no lock another thread could hold, no backend (no device, no XLA thread po
 block may write. Python's ``random`` re-seeds itself in a child; NumPy's global generator is
 re-seeded here, as a fresh process seeds it.
 
+A request may also ask for a *package template* (``package_template.py``): a child that
+imports the course package as a worker's first block would (``import_package``), and then
+serves fork requests of its own on a socket the build sent, exactly as this process does. It
+says why, and ends, where that import cannot be kept (it raised, printed, warned, or started a
+thread or a process). This process itself never imports the package: it lives as long as the
+build's variables and ``sys.path``, and an edited module must not reach a worker through it.
+
 It says when a child ends (its status, as ``subprocess`` says one: a code, or ``-signal``) but
 reaps it only when the build releases it, after killing its process group: until then the
 child's pid cannot be reused, so the build's ``killpg`` reaches only the worker's own group.
