@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,16 @@ from testkit.project import ARTIFACTS, ROOT, SECTION_PAGE
 from testkit.serving import free_port, listening
 from testkit.site import built_pages
 
+RUNNING = 'class="admonition info notebook-running"'  # notebook_page.RUNNING_NOTICE
 SETTLED = "search/search_index.json"  # Material fetches it once the page has started
+
+
+def fetch(url: str) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.read().decode()
+    except OSError:
+        return RUNNING  # not served yet: as if still running
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +54,15 @@ def dev_server() -> str:
             assert server.poll() is None, log_path.read_text()
             assert time.monotonic() < deadline, "make serve did not start listening"
             time.sleep(0.5)
-        yield f"http://127.0.0.1:{port}/"
+        base = f"http://127.0.0.1:{port}/"
+        # A notebook the store does not hold runs on after the first build; its end rebuilds
+        # and reloads every page (a visit would lose its page): the site settles first.
+        for notebook in sorted((ROOT / "docs" / "notebooks").glob("*.py")):
+            while RUNNING in fetch(f"{base}notebooks/{notebook.stem}/"):
+                assert server.poll() is None, log_path.read_text()
+                assert time.monotonic() < deadline, f"{notebook.name} still running"
+                time.sleep(0.5)
+        yield base
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
