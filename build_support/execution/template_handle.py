@@ -120,6 +120,9 @@ class Template:
                 template_process.send(self.socket, request, (theirs.fileno(),))
                 reply = self._next("forked", START_TIMEOUT_S)
                 self.ended.pop(reply["pid"], None)
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
         child = Template(Forked(reply["pid"], self), ours, self.blas_environment)
