@@ -4,8 +4,10 @@ unsafe, spawned as a fresh interpreter that imports ahead itself (today's worker
 ``Workers`` (process scope: ``state.PROCESS``) owns them. On Linux it starts one template
 process (``template_process.py``: ``numpy``, ``jax`` and ``matplotlib.pyplot`` imported, no
 backend, one thread) and asks it for a worker per session: a fork takes milliseconds where an
-interpreter importing JAX takes seconds. Elsewhere (macOS: forking a process that has loaded
-NumPy's or JAX's libraries is unsafe, and Python spawns there), or with
+interpreter importing JAX takes seconds. A session whose first block imports the course package
+first is forked from the template's child that has imported it too (``package_template.py``).
+Elsewhere (macOS: forking a process that has loaded NumPy's or JAX's libraries is unsafe, and
+Python spawns there), or with
 ``COURSE_WORKER_START=spawn``, or when the template cannot fork safely, each worker is its own
 interpreter, one started ahead of need; the build's log says so once.
 
