@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from build_support.build_command import BUILDER, CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
@@ -54,3 +55,17 @@ def mkdocs_build(
     cache_dir = cache_dir or site_dir.parent / f"{site_dir.name}-cache"
     build_env = {CACHE_DIR_ENV: str(cache_dir), FRESH_ENV: "1" if fresh else ""}
     return run_build(config, site_dir, build_env | (env or {}), timeout, builder)
+
+
+def with_own_workers(tmp_path: Path, monkeypatch) -> Iterator:
+    """For a fixture: a build of the checkout (``state.BuildState``) with its store (and so its
+    JAX compilation cache) in ``tmp_path`` and workers of its own, forked warm (never
+    ``COURSE_WORKER_START=spawn``), all closed at the end."""
+    from build_support.execution import state, worker_start
+
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv(FRESH_ENV, "")
+    monkeypatch.delenv(worker_start.START_ENV, raising=False)
+    monkeypatch.setattr(state.PROCESS, "workers", worker_start.Workers())
+    yield state.start(ROOT)
+    state.PROCESS.workers.close()

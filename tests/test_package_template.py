@@ -13,10 +13,9 @@ import sys
 
 import pytest
 
-from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
-from build_support.execution import state, worker_start, workers
+from build_support.execution import state, workers
 from build_support.execution.package_template import imports_package_first
-from testkit.project import ROOT
+from testkit.build import with_own_workers
 
 LOADED = frozenset({"numpy", "jax", "jax.numpy", "os", "__future__"})
 
@@ -62,12 +61,7 @@ print(json.dumps({"parent": os.getppid(), "group": os.getpgid(0), "loaded": "%s"
 
 @pytest.fixture
 def build(tmp_path, monkeypatch):
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "store"))
-    monkeypatch.setenv(FRESH_ENV, "")
-    monkeypatch.delenv(worker_start.START_ENV, raising=False)
-    monkeypatch.setattr(state.PROCESS, "workers", worker_start.Workers())
-    yield state.start(ROOT)
-    state.PROCESS.workers.close()
+    yield from with_own_workers(tmp_path, monkeypatch)
 
 
 def run(build, first: str, then: str = "", package: str = "examples", version: str = "v1"):

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
-from build_support.execution import state, worker_start, workers
-from testkit.project import ROOT
+from build_support.execution import state, workers
+from testkit.build import with_own_workers
 
 NO_JAX = "from examples import BATCH\nprint(len(BATCH))"
 BACKENDS = "from jax._src import xla_bridge\nprint(len(xla_bridge._backends))"
@@ -17,12 +16,7 @@ BACKENDS = "from jax._src import xla_bridge\nprint(len(xla_bridge._backends))"
 
 @pytest.fixture
 def build(tmp_path, monkeypatch):
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "store"))
-    monkeypatch.setenv(FRESH_ENV, "")
-    monkeypatch.delenv(worker_start.START_ENV, raising=False)
-    monkeypatch.setattr(state.PROCESS, "workers", worker_start.Workers())
-    yield state.start(ROOT)
-    state.PROCESS.workers.close()
+    yield from with_own_workers(tmp_path, monkeypatch)
 
 
 def session(build, *codes: str, timed: bool = False) -> list[dict]:

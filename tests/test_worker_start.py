@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
 from build_support.execution import compile_cache, state, worker_start, workers
-from testkit.project import ROOT
+from testkit.build import with_own_workers
 
 LOOK = """
 import json, os, sys
@@ -34,14 +33,7 @@ print(json.dumps({
 
 @pytest.fixture
 def build(tmp_path, monkeypatch):
-    """A build of the checkout with its store (and so its compilation cache) in ``tmp_path``,
-    and workers of its own, closed at the end."""
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "store"))
-    monkeypatch.setenv(FRESH_ENV, "")
-    monkeypatch.delenv(worker_start.START_ENV, raising=False)
-    monkeypatch.setattr(state.PROCESS, "workers", worker_start.Workers())
-    yield state.start(ROOT)
-    state.PROCESS.workers.close()
+    yield from with_own_workers(tmp_path, monkeypatch)
 
 
 def look(build, timed: bool = False, code: str = LOOK) -> tuple[dict, dict]:

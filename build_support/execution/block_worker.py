@@ -285,7 +285,7 @@ def import_ahead(package_dir: str | None) -> set[str]:
             with contextlib.suppress(ImportError):  # an extra that is not installed: on use
                 __import__(name)
         _register_jax_plugins()
-    return {path for path in opened.read - opened.written if not reads.excluded(path)}
+    return opened.inputs()
 
 
 def _register_jax_plugins() -> None:

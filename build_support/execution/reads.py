@@ -53,6 +53,10 @@ class Opened:
         self.written: set[str] = set()
         self.package = str(Path(package_dir).resolve()) + os.sep if package_dir else "\0"
 
+    def inputs(self) -> set[str]:
+        """What it read and did not write, less Python's own files and the user's caches."""
+        return {path for path in self.read - self.written if not excluded(path)}
+
 
 def _hook(event: str, args: tuple) -> None:
     if event != "open":

@@ -197,7 +197,7 @@ def import_package(package: str, package_dir: str | None) -> tuple[str, set[str]
         return f"importing it started threads (it runs {threads()})", set()
     if process_tree.descendants(os.getpid()):
         return "importing it started a process", set()
-    return "", {path for path in opened.read - opened.written if not reads.excluded(path)}
+    return "", opened.inputs()
 
 
 def _ended(children: dict[int, bool], sock: socket.socket) -> None:
