@@ -186,3 +186,13 @@ def test_a_variable_the_build_sets_since_starts_a_new_template(build, monkeypatc
     seen, _ = look(build)
     assert state.PROCESS.workers.template is not template
     assert seen["parent"] == state.PROCESS.workers.template.process.pid
+
+
+def test_a_spare_spawned_before_a_variable_changed_is_not_used(build, monkeypatch):
+    monkeypatch.setenv(worker_start.START_ENV, "spawn")
+    said = "import json, os\nprint(json.dumps(os.environ.get('COURSE_TEST_VARIABLE')))"
+    first, _ = look(build, code=said)  # and a spare spawned ahead, without the variable
+    assert first is None
+    monkeypatch.setenv("COURSE_TEST_VARIABLE", "2")
+    second, _ = look(build, code=said)
+    assert second == "2"

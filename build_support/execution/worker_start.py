@@ -145,7 +145,9 @@ class Workers:
         if self.started_for != wanted or stale:
             self._discard()
             self.started_for = wanted
-        if self.spare is not None and self.spare.started_for != (limits, package, cache):
+        # A spare spawned with other variables is not what a worker spawned now would be:
+        spare_for = (limits, package, cache, tuple(sorted(variables().items())))
+        if self.spare is not None and self.spare.started_for != spare_for:
             self.spare.close()
             self.spare = None
         worker = None
@@ -156,7 +158,7 @@ class Workers:
             if worker is None:
                 worker = spawn(limits, package, package_dir, cache)
             self.spare = spawn(limits, package, package_dir, cache)  # the next starts warm
-            self.spare.started_for = (limits, package, cache)
+            self.spare.started_for = spare_for
         self.running.append(worker)
         return worker
 
