@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from examples.processes import LOCAL_HOST, free_port
 
 __all__ = [
     "LOCAL_HOST",
+    "answering",
     "fetch_text",
     "free_port",
     "listening",
@@ -39,6 +41,21 @@ def listening(port: int) -> bool:
     """Whether something accepts connections on ``port`` of 127.0.0.1 now."""
     with socket.socket() as probe:
         return probe.connect_ex((LOCAL_HOST, port)) == 0
+
+
+def answering(port: int) -> bool:
+    """Whether an HTTP server on ``port`` of 127.0.0.1 answers a request now (any status).
+
+    ``mkdocs serve`` listens before it starts watching for changes, and answers only after: an
+    edit made once it merely listens can land in the watcher's first snapshot and never rebuild
+    (a loaded CI run met that)."""
+    try:
+        with urllib.request.urlopen(f"http://{LOCAL_HOST}:{port}/", timeout=30):
+            return True
+    except urllib.error.HTTPError:
+        return True  # an answer all the same
+    except OSError:
+        return False
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -105,8 +122,8 @@ def mkdocs_serve(
 ) -> Iterator[tuple[subprocess.Popen, str]]:
     """``mkdocs serve --strict`` of ``project`` on a free port of 127.0.0.1, with the build's
     switches and ``env`` added to this environment, and ``options``; what it prints goes to
-    ``log``. Yields the server and its base URL (ending in /) once it listens (after its first
-    build); on exit it is stopped as Ctrl-C stops it, killed if it has not ended 20 s later."""
+    ``log``. Yields the server and its base URL (ending in /) once it answers (after its first
+    build, and once it watches for edits); on exit it is stopped as Ctrl-C stops it, killed if it has not ended 20 s later."""
     port = free_port()
     address = f"{LOCAL_HOST}:{port}"
     command = [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", address, *options]
@@ -120,9 +137,9 @@ def mkdocs_serve(
         )
         try:
             deadline = time.monotonic() + 240
-            while not listening(port):
+            while not answering(port):
                 assert server.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "mkdocs serve did not start listening"
+                assert time.monotonic() < deadline, "mkdocs serve did not start answering"
                 time.sleep(0.2)
             yield server, f"http://{address}/"
         finally:

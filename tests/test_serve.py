@@ -17,7 +17,7 @@ import pytest
 
 from testkit.browser_pages import DRAWN_DIAGRAMS, SCHEMES, PageReport, open_page
 from testkit.project import ARTIFACTS, ROOT, SECTION_PAGE
-from testkit.serving import free_port, listening
+from testkit.serving import answering, free_port
 from testkit.site import built_pages
 
 RUNNING = 'class="admonition info notebook-running"'  # notebook_page.RUNNING_NOTICE
@@ -50,9 +50,9 @@ def dev_server() -> str:
     )
     try:
         deadline = time.monotonic() + 240  # the first build runs before it listens
-        while not listening(port):
+        while not answering(port):
             assert server.poll() is None, log_path.read_text()
-            assert time.monotonic() < deadline, "make serve did not start listening"
+            assert time.monotonic() < deadline, "make serve did not start answering"
             time.sleep(0.5)
         base = f"http://127.0.0.1:{port}/"
         # A notebook the store does not hold runs on after the first build; its end rebuilds
