@@ -16,14 +16,15 @@ than the CPU line on the same Python.
 
 The expected outputs (``python -m examples verify`` reads them) come from the build's execution
 record, so they exist only once a site build has run every block: ``hooks/wheel.py`` writes them
-to a file outside the source tree and names it in ``COURSE_EXPECTED_OUTPUTS``. Never written into
+to a file outside the source tree, and the build names it in this hook's settings
+(``expected-outputs``, added to ``[tool.hatch.build.targets.wheel.hooks.custom]`` by
+``build_support/publishing/wheel_build.py``, which runs hatchling). Never written into
 ``examples/``: every file there is an ingredient of the execution cache's key.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
@@ -32,7 +33,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 SECTION_READER = Path("build_support") / "section.py"
-EXPECTED_OUTPUTS_ENV = "COURSE_EXPECTED_OUTPUTS"  # set by hooks/wheel.py
+EXPECTED_OUTPUTS_SETTING = "expected-outputs"  # set by build_support/publishing/wheel_build.py
 EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples/verify.py
 # Charts on the site are drawn with matplotlib; the scoring code itself needs only jax and numpy.
 CHARTS = ["matplotlib>=3.10"]
@@ -94,6 +95,6 @@ class CustomMetadataHook(MetadataHookInterface):
 
 class ExpectedOutputsHook(BuildHookInterface):
     def initialize(self, version: str, build_data: dict) -> None:
-        source = os.environ.get(EXPECTED_OUTPUTS_ENV)
+        source = self.config.get(EXPECTED_OUTPUTS_SETTING)
         if source and self.target_name == "wheel" and version == "standard":
             build_data["force_include"][source] = EXPECTED_OUTPUTS_IN_WHEEL

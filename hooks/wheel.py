@@ -1,6 +1,6 @@
 """Every build serves this version's wheel, and every page shows the one line that installs it.
 
-The wheel of the ``examples`` package is built (``uv build --wheel``, hatchling) from the same
+The wheel of the ``examples`` package is built (hatchling, locked, in this process) from the same
 sources the build's blocks import, and published at the root of the built site, which mike
 turns into the version folder: ``<site_url><version>/<wheel>``. The wheel is built, or read
 from the store where nothing that goes into it changed, by ``build_support.publishing.wheel_build``.
@@ -10,7 +10,7 @@ and output of every block shown with a text output, taken from this build's exec
 (``build_support.publishing.record.expected_outputs``). They exist once every page's blocks have
 run, so the wheel is built in ``on_env`` (after every page is rendered, before files are
 copied); its name, which the pages show, is known from the start. The outputs go to hatchling in
-a file outside the source tree (``COURSE_EXPECTED_OUTPUTS``, read by ``hatch_build.py``) and
+a file outside the source tree (named in the hook settings ``hatch_build.py`` reads) and
 into the wheel's digest: written into ``examples/`` they would change the execution cache's key.
 
 ``{{ install.name }}`` in a page (and in a notebook's text, its ``.ipynb`` and its jupytext

@@ -36,7 +36,9 @@ PROCESS_SCOPED = {
     "build_support.execution.reads._hook_installed": "an audit hook is added once per process",
     "build_support.execution.reads._installed": "an audit hook cannot be removed: one per process",
     "build_support.caching.cache._handler": "logging's handlers are per process",
-    "build_support.publishing.wheel_build.builder_version": "uv's version, asked once a process",
+    "build_support.publishing.wheel_build.builder_version": (
+        "the versions of the hatchling this process imported, read once a process"
+    ),
     "build_support.execution.compile_cache._fresh": (
         "a FRESH=1 process's own compilation cache folder, made once, removed when it ends"
     ),

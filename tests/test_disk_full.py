@@ -92,7 +92,7 @@ def test_a_full_disk_under_the_project_is_named_and_site_kept(tmp_path):
 WHEEL_IN_FULL_TMPDIR = """\
 import os, subprocess, sys, tempfile
 tmp = sys.argv[1]
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", tmp], check=True)
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", tmp], check=True)
 os.environ["TMPDIR"] = tmp
 tempfile.tempdir = None
 from mkdocs.exceptions import PluginError

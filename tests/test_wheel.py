@@ -105,7 +105,7 @@ def test_the_wheel_is_reproducible_and_cached_by_its_inputs(tmp_path, monkeypatc
     def no_build(*args, **kwargs):
         raise AssertionError(f"rebuilt: {args}")
 
-    monkeypatch.setattr(wheel_build.subprocess, "run", no_build)
+    monkeypatch.setattr(wheel_build, "built_wheel", no_build)
     assert wheel_build.cached_wheel(ROOT, Cache("wheel", stores[0]), key) == first  # read back
     files = [path for path in (tmp_path / "a").rglob("*") if path.is_file()]
     assert files == [stores[0].path("wheel", key)]  # one checksummed entry, no staging left
@@ -116,11 +116,42 @@ def test_the_wheel_is_reproducible_and_cached_by_its_inputs(tmp_path, monkeypatc
     assert stores[0].get("wheel", key).payload == first.content  # and stored again, whole
 
 
-def test_the_wheel_key_holds_uvs_version():
-    uv = wheel_build.uv_executable()
-    version = subprocess.run([uv, "--version"], capture_output=True, text=True)
-    assert wheel_build.builder_version() == version.stdout.strip()
-    assert version.stdout.startswith("uv ")
+def test_the_wheel_key_holds_the_versions_of_hatchling_and_what_it_runs_on():
+    said = wheel_build.builder_version()
+    assert said.startswith(f"hatchling {installed('hatchling')}; "), said
+    for name in ("packaging", "pathspec", "pluggy", "trove-classifiers"):
+        assert f"{name} {installed(name)}" in said, said
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())["package"]
+    locked = {package["name"]: package.get("version") for package in lock}
+    assert installed("hatchling") == locked["hatchling"]  # the lock's hatchling builds it
+
+
+def test_the_build_writes_the_bytes_of_the_backends_own_wheel(tmp_path):
+    """The wheel built in the build's process is byte for byte the one hatchling's PEP 517
+    backend writes when a front end (uv build, pip) asks; the expected outputs named in the
+    hook's settings go in as examples/expected-outputs.json, and only there."""
+    out = tmp_path / "backend"
+    command = [wheel_build.uv_executable(), "build", "--wheel", "--no-build-isolation"]
+    command += [
+        "--python",
+        str(ROOT / ".venv" / "bin" / "python"),
+        "--out-dir",
+        str(out),
+        str(ROOT),
+    ]
+    run = subprocess.run(command, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    (backend,) = out.glob("*.whl")
+    ours = wheel_build.built_wheel(ROOT)
+    assert (ours.name, ours.content) == (backend.name, backend.read_bytes())
+
+    expected = tmp_path / "outputs.json"
+    expected.write_text('{"blocks": []}\n')
+    carrying = wheel_build.built_wheel(ROOT, expected)
+    with zipfile.ZipFile(__import__("io").BytesIO(carrying.content)) as archive:
+        assert archive.read("examples/expected-outputs.json") == expected.read_bytes()
+    with zipfile.ZipFile(backend) as archive:
+        assert "examples/expected-outputs.json" not in archive.namelist()
 
 
 def test_the_digest_changes_with_every_input(tmp_path):
@@ -147,11 +178,12 @@ def test_the_digest_changes_with_every_input(tmp_path):
 
 
 def test_a_wheel_that_cannot_be_built_fails_the_build_and_says_so(docs_copy):
-    hatch_build = docs_copy / "hatch_build.py"  # run by hatchling alone, in uv build's process
+    hatch_build = docs_copy / "hatch_build.py"  # loaded by hatchling for every wheel it builds
     hatch_build.write_text(hatch_build.read_text() + '\nraise RuntimeError("broken on purpose")\n')
     result = mkdocs_build(docs_copy / "mkdocs.yml", docs_copy / "site")
     assert result.returncode != 0
-    assert "wheel: `uv build --wheel` failed" in result.stderr
+    assert "wheel: hatchling could not build" in result.stderr
+    assert "RuntimeError: broken on purpose" in result.stderr
 
 
 def test_a_wheel_missing_from_the_built_site_fails_the_build_and_names_it(tmp_path):
