@@ -21,6 +21,7 @@ def on_startup(command, dirty):
 
 def on_serve(server, config, builder):
     serve_staging.serve_without_waiting(server)
+    serve_staging.poll_often(server, config)  # a rebuild starts 0.05 s after an edit, not 0.25
     serve_staging.watch_for_rebuilds(server)  # a notebook still running asks for one when done
     return server
 

@@ -110,3 +110,54 @@ def test_the_install_line_under_make_serve_points_at_the_wheel_it_serves(dev_ser
     assert url.startswith(dev_server), url
     with urllib.request.urlopen(url, timeout=30) as response:
         assert response.status == 200 and response.read(2) == b"PK", url
+
+
+def _server(tmp_path: Path, *theme_folders: Path):
+    """A dev server as `mkdocs serve` has it when ``on_serve`` runs: docs/ and mkdocs.yml
+    watched (and ``theme_folders``, as --watch-theme adds them), not yet started (its socket
+    made, to be closed)."""
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.livereload import LiveReloadServer
+
+    (tmp_path / "docs").mkdir(parents=True)
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    config = MkDocsConfig(config_file_path=str(tmp_path / "mkdocs.yml"))
+    config.load_dict({"site_name": "x", "docs_dir": str(tmp_path / "docs")})
+    config.validate()
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path))
+    for path in (config.docs_dir, config.config_file_path, *map(str, theme_folders)):
+        server.watch(path)
+    return server, config
+
+
+def _polled(server) -> dict[tuple[str, bool], float]:
+    """Each watch's folder, whether recursive, and how often it is polled (seconds)."""
+    emitters = server.observer.emitters
+    return {(one.watch.path, one.watch.is_recursive): one.timeout for one in emitters}
+
+
+def test_under_serve_the_watched_files_are_polled_every_tenth_of_a_second(tmp_path):
+    """MkDocs polls every 0.5 s: on average 0.25 s before a rebuild starts. on_serve gives the
+    same watches a poll every 0.1 s; with a watch it does not know of, it leaves MkDocs' own."""
+    from build_support import serve_staging
+
+    server, config = _server(tmp_path)
+    mkdocs_own = _polled(server)
+    assert set(mkdocs_own.values()) == {0.5} and len(mkdocs_own) == 2
+    serve_staging.poll_often(server, config)
+    every = serve_staging.POLL_EVERY_S
+    assert every == 0.1
+    assert _polled(server) == dict.fromkeys(mkdocs_own, every)  # the same watches
+    (tmp_path / "extra").mkdir()
+    server.watch(str(tmp_path / "extra"))  # a --watch folder, added after on_serve
+    assert set(_polled(server).values()) == {every} and len(_polled(server)) == 3
+    server.server_close()
+
+    theme = tmp_path / "theme"
+    theme.mkdir()
+    server, config = _server(tmp_path / "other", theme)
+    before = server.observer
+    serve_staging.poll_often(server, config)
+    assert server.observer is before and len(before.emitters) == 3
+    assert set(_polled(server).values()) == {0.5}
+    server.server_close()
