@@ -11,7 +11,7 @@ from pathlib import Path
 if importlib.util.find_spec("build_support") is None:  # not installed with the checkout
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from build_support import serve_staging
+from build_support import serve_staging, serve_templates
 
 
 def on_startup(command, dirty):
@@ -30,6 +30,12 @@ def on_config(config):
     serve_staging.take_lock(config.config_file_path)  # one build of the checkout at a time
     config.site_dir = serve_staging.staged(config.site_dir)
     return config
+
+
+def on_env(env, config, files):
+    if serve_staging.LOCK.serving:  # a serve rebuild compiles only the templates it has not
+        serve_templates.compile_once(env)
+    return env
 
 
 def on_post_build(config):

@@ -83,7 +83,13 @@ def _figures(site: Path) -> dict:
     figures = {}
     for name, block_id in FIGURES.items():
         table = _BlockTable(block_id)
-        table.feed(html)
+        # Parsed from the block's own <div> on, a few KiB at a time, until its table has ended:
+        # the whole page, once per figure, was 40 ms of every rebuild under serve.
+        begins = html.rfind("<div", 0, max(html.find(f'data-exec-id="{block_id}"'), 0))
+        for start in range(max(begins, 0), len(html), 8192):
+            table.feed(html[start : start + 8192])
+            if table.done:
+                break
         if len(table.rows) < 2:
             raise ValueError(
                 f"{MEASURED_PAGE}: no table in block {block_id}, which the panel shows"
