@@ -49,6 +49,8 @@ _PHASE = random.Random(37)  # where in the watcher's cycle each edit lands (seed
 
 def _anywhere_in_the_watchers_cycle() -> None:
     time.sleep(_PHASE.uniform(0, 0.5))
+
+
 SENTENCE = "The following analogy is the safest one."
 BLOCK_LINE = "print(multiply_count_chart())"  # a line of an executed block on the section page
 

@@ -123,7 +123,8 @@ def mkdocs_serve(
     """``mkdocs serve --strict`` of ``project`` on a free port of 127.0.0.1, with the build's
     switches and ``env`` added to this environment, and ``options``; what it prints goes to
     ``log``. Yields the server and its base URL (ending in /) once it answers (after its first
-    build, and once it watches for edits); on exit it is stopped as Ctrl-C stops it, killed if it has not ended 20 s later."""
+    build, and once it watches for edits); on exit it is stopped as Ctrl-C stops it, killed if
+    it has not ended 20 s later."""
     port = free_port()
     address = f"{LOCAL_HOST}:{port}"
     command = [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", address, *options]
