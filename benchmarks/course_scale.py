@@ -19,7 +19,11 @@ build before worker processes; its tree from ``git archive``, built with this ch
 9.5x the unexecuted build; the edit at most 1.5x its edit). ``--against ""`` skips it. The
 machine's load average is printed: on a shared machine, read the medians and ratios.
 
-    python benchmarks/course_scale.py [--pages 40] [--repeats 3] [--against f7241b0]
+``--cold-repeats N`` builds each cold N times, in turns, and takes the medians (the section
+alone, ``--pages 0``: target at most 1.0x the build before workers).
+
+    python benchmarks/course_scale.py [--pages 40] [--repeats 3] [--cold-repeats 1]
+                                      [--against f7241b0]
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -122,10 +127,30 @@ def tree_of(commit: str, where: Path) -> Path:
     return where
 
 
-def cold_and_edits(project: Path, repeats: int, plain: Path | None = None) -> dict:
-    """A cold build of ``project``, then in turns (so that a busy spell slows each alike): a
-    build with nothing changed, one of ``plain`` (if given), one after an edit to counting.py."""
-    found = {"cold": build(project), "unchanged": [], "unexecuted": [], "edits": []}
+def cold(project: Path) -> tuple[float, tuple[int, int, int]]:
+    """A build of ``project`` with its store emptied (outputs, wheel, compiled shapes)."""
+    shutil.rmtree(project / ".cache", ignore_errors=True)
+    return build(project)
+
+
+def colds(projects: list[Path], repeats: int) -> list[dict]:
+    """``repeats`` cold builds of each project, in turns (a busy spell slows each alike): for
+    each, the median's seconds and the runs, with the first run's output counts."""
+    runs = [[cold(project) for project in projects] for _ in range(repeats)]
+    found = []
+    for each in zip(*runs, strict=True):
+        seconds = [one[0] for one in each]
+        found.append({"cold": (statistics.median(seconds), each[0][1]), "cold_runs": seconds})
+    return found
+
+
+def cold_and_edits(
+    project: Path, repeats: int, cold_found: dict, plain: Path | None = None
+) -> dict:
+    """After its cold builds (``cold_found``), in turns (so that a busy spell slows each
+    alike): a build of ``project`` with nothing changed, one of ``plain`` (if given), one after
+    an edit to counting.py."""
+    found = cold_found | {"unchanged": [], "unexecuted": [], "edits": []}
     if plain is not None:
         build(plain)  # its notebook and wheel stored: what is left is rendering
     for number in range(1, repeats + 1):
@@ -142,18 +167,22 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--against", default="f7241b0", help="a commit to build beside ours")
+    parser.add_argument(
+        "--cold-repeats", type=int, default=1, help="cold builds of each, in turns (median)"
+    )
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         executed = make_copy(Path(tmp, "executed"), args.pages, executed=True)
         plain = make_copy(Path(tmp, "unexecuted"), args.pages, executed=False)
-        ours = cold_and_edits(executed, args.repeats, plain)
-        print(f"# ours done: cold {ours['cold'][0]:.2f} s", flush=True)
-        theirs = None
+        copies = [executed]
         if args.against:
             source = tree_of(args.against, Path(tmp, "against-tree"))
-            against = make_copy(Path(tmp, "against"), args.pages, executed=True, source=source)
-            theirs = cold_and_edits(against, args.repeats)
+            copies.append(make_copy(Path(tmp, "against"), args.pages, True, source=source))
+        found = colds(copies, args.cold_repeats)
+        print(f"# cold builds done: {[round(one['cold'][0], 2) for one in found]} s", flush=True)
+        ours = cold_and_edits(executed, args.repeats, found[0], plain)
+        theirs = cold_and_edits(copies[1], args.repeats, found[1]) if args.against else None
     load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
     report(args, ours, theirs, load)
 
@@ -174,16 +203,21 @@ def report(args, ours: dict, theirs: dict | None, load: str) -> None:
     )
     print(
         f"cold build:                {cold:6.2f} s   ({cold_ran} of {outputs} outputs ran; "
-        f"{cold / outputs * 1000:.0f} ms an output; {cold / floor:.1f}x unexecuted, target <= 9.5x)"
+        f"{cold / outputs * 1000:.0f} ms an output; {cold / floor:.1f}x unexecuted, "
+        f"target <= 9.5x; runs: {_runs(ours['cold_runs'])})"
     )
     if theirs is not None:
         their_cold, (their_outputs, _, _) = theirs["cold"]
         their_edit = statistics.median(seconds for seconds, _ in theirs["edits"])
-        verdict = "met" if cold <= 1.5 * their_cold else "MISSED"
+        # Issue 37: a course at most 1.5x the build before workers; the section alone (no
+        # synthetic pages) at most 1.0x.
+        target = 1.5 if args.pages else 1.0
+        verdict = "met" if cold <= target * their_cold else "MISSED"
         print(
             f"  {args.against}'s cold build: {their_cold:6.2f} s   ({their_outputs} outputs; "
-            f"{their_cold / their_outputs * 1000:.0f} ms an output; ours "
-            f"{cold / their_cold:.2f}x it, target <= 1.5x: {verdict})"
+            f"{their_cold / their_outputs * 1000:.0f} ms an output; runs: "
+            f"{_runs(theirs['cold_runs'])}; ours {cold / their_cold:.2f}x it, target <= "
+            f"{target}x: {verdict})"
         )
     print(
         f"nothing changed:           {statistics.median(unchanged):6.2f} s   "
