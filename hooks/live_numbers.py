@@ -1,23 +1,26 @@
 """Numbers quoted in the prose come from the code: ``{{ live.name }}`` in a page becomes the
 value ``examples.prose_numbers()`` gives for ``name``. An unknown name fails the build.
 
-The numbers are cached like an executed block of ``_prose_numbers``' code (``build_support``):
-a build where nothing it reaches in the ``examples`` package, ``uv.lock`` and the backend has
-changed does not import the package (nor JAX) for them.
+The numbers are computed as an executed block of ``PROSE_NUMBERS`` would be, in a worker of
+its own (the build never imports the package, nor JAX), and cached like one
+(``BuildState.cached_value``): a build where nothing it reaches in the ``examples`` package,
+``uv.lock`` and the backend has changed does not run it.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
 
 _PLACEHOLDER = re.compile(r"\{\{\s*live\.(\w+)\s*\}\}")
 
 
-def _prose_numbers() -> dict[str, str]:
-    from examples import prose_numbers  # imported late: `mkdocs serve` reloads examples
+PROSE_NUMBERS = """\
+import json
 
-    return {name: str(value) for name, value in prose_numbers().items()}
+from examples import prose_numbers
+
+print(json.dumps({name: str(value) for name, value in prose_numbers().items()}))
+"""
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -25,8 +28,7 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     from build_support.execution import state  # loaded by hooks/execution.py
 
-    code = inspect.getsource(_prose_numbers)  # the key holds what it reaches in the package
-    numbers = state.current().cached_value("prose_numbers", _prose_numbers, code)
+    numbers = state.current().cached_value("prose_numbers", PROSE_NUMBERS)
 
     def substitute(match: re.Match[str]) -> str:
         name = match[1]

@@ -7,16 +7,16 @@ mike deploys serves its own copy from the site itself: no CDN, no other host. A 
 fails the build (``make setup`` installs it).
 
 ``try-it/book.json`` holds what the panel computes from: the manuscript's batch and weights and
-the practice's probe sizes, read from ``examples/data.py`` (cached like a block, as
-``hooks/live_numbers.py`` does), never typed into the browser code. ``try-it/figures.json`` holds
-the book's turnaround figures the panel's table shows beside the reader's own, read from this
-build's measured page as it prints them: the live table (the build machine's CPU) and the GPU
-recording (timings: ``build_support/caching/compare.py`` leaves the copy out, the page is compared).
+the practice's probe sizes, read from ``examples/data.py`` in a worker and cached like a block
+(as ``hooks/live_numbers.py`` does), never typed into the browser code.
+``try-it/figures.json`` holds the book's turnaround figures the panel's table shows beside the
+reader's own, read from this build's measured page as it prints them: the live table (the build
+machine's CPU) and the GPU recording (timings: ``build_support/caching/compare.py`` leaves the
+copy out, the page is compared).
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import shutil
 from html.parser import HTMLParser
@@ -99,15 +99,20 @@ def _figures(site: Path) -> dict:
     return figures
 
 
-def _book() -> dict:
-    from examples import data  # imported late: `mkdocs serve` reloads examples
+BOOK_DATA = """\
+import json
 
-    return {
-        "batch": [list(row) for row in data.BATCH],
-        "weights": list(data.WEIGHTS),
-        "probe_batch_sizes": list(data.PROBE_BATCH_SIZES),
-        "probe_feature_sizes": list(data.PROBE_FEATURE_SIZES),
-    }
+from examples import data
+
+book = {
+    "batch": [list(row) for row in data.BATCH],
+    "weights": list(data.WEIGHTS),
+    "probe_batch_sizes": list(data.PROBE_BATCH_SIZES),
+    "probe_feature_sizes": list(data.PROBE_FEATURE_SIZES),
+}
+print(json.dumps(book))
+"""
+"""What book.json holds, printed in a worker as a block would (never in the build)."""
 
 
 def on_post_build(config) -> None:
@@ -127,6 +132,6 @@ def on_post_build(config) -> None:
     for module in modules:
         shutil.copy2(module, vendor / module.name)
     shutil.copy2(root / JAX_JS / "LICENSE", vendor / "LICENSE")
-    book = state.current().cached_value("try_it_book", _book, inspect.getsource(_book))
+    book = state.current().cached_value("try_it_book", BOOK_DATA)
     (site / BOOK).write_text(json.dumps(book, sort_keys=True) + "\n")  # as the store keeps it
     (site / FIGURES_FILE).write_text(json.dumps(_figures(site), ensure_ascii=False) + "\n")

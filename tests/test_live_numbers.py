@@ -58,3 +58,19 @@ def test_built_page_quotes_the_computed_numbers(built_site):
         f"features, {numbers['multiply_count']} multiplications are needed"
     ) in text
     assert f"the same multiplication is repeated {numbers['multiply_count']} times" in text
+
+
+def test_a_value_is_computed_in_a_worker_not_in_the_build_and_fails_by_name(a_build):
+    """The build never runs the package's code itself (no JAX imported for a number): the
+    value is what the code prints as JSON in a worker; cached by its code; a failure and a
+    print that is not JSON name the value."""
+    import os
+
+    code = "import os\nimport json\nprint(json.dumps({'pid': os.getpid()}))\n"
+    value = a_build.cached_value("where", code)
+    assert value["pid"] != os.getpid()
+    assert a_build.cached_value("where", code) == value  # from the cache: no second worker
+    with pytest.raises(ValueError, match=r"the value 'broken' could not be computed: .*Error"):
+        a_build.cached_value("broken", "raise RuntimeError('no number')\n")
+    with pytest.raises(ValueError, match=r"the value 'words': its code printed no JSON"):
+        a_build.cached_value("words", "print('seven')\n")

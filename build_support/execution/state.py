@@ -17,6 +17,7 @@ now through it (``current()``). The serve flag is held there, once, and the work
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,11 +32,11 @@ from ..publishing.runs import Run, outputs
 from ..section import PACKAGE
 from . import compile_cache, reads
 from .ahead import RunAhead
-from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING
+from .limits import DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, MEMORY_SETTING
 from .notebooks import Notebooks
 from .sessions import Session
 from .worker_start import Workers
-from .workers import Limits, Worker
+from .workers import BlockError, Limits, Worker
 
 
 @dataclass
@@ -111,13 +112,25 @@ class BuildState:
         """The files a stored run read that have changed since (``reads.py``)."""
         return reads.changed(payload.get("reads"), self.project_root)
 
-    def cached_value(self, name: str, compute: Callable[[], Any], code: str) -> Any:
-        """A JSON value computed from the ``examples`` package (numbers quoted in the prose),
-        cached as a block of ``code`` (what ``compute`` runs: the key follows what it reaches)."""
+    def cached_value(self, name: str, code: str) -> Any:
+        """A JSON value the ``examples`` package gives (numbers quoted in the prose): what
+        ``code`` prints, as JSON, run as a block of its own would be, in a worker (never in the
+        build, which then imports neither the package nor JAX for it); cached as a block of
+        ``code`` (the key follows what it reaches). ``ValueError`` names ``name`` where the code
+        fails or prints no JSON."""
         found = self.cache.look_up(self.environment.ingredients(code, value=name))
         if found.entry is not None:
             return found.entry["value"]
-        value = compute()
+        worker = self.take_worker(False, code)
+        try:
+            printed = worker.run(code, name, False, DEFAULT_TIMEOUT_S)["output"]
+            value = json.loads(printed)
+        except BlockError as error:
+            raise ValueError(f"the value {name!r} could not be computed: {error.summary}") from None
+        except ValueError:
+            raise ValueError(f"the value {name!r}: its code printed no JSON: {printed!r}") from None
+        finally:
+            worker.close()
         self.cache.keep(found, {"value": value})
         return value
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
 import io
 import json
@@ -272,6 +273,9 @@ def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
                     os.close(fd)
                 send(sock, {"kind": "refused", "why": f"it runs {running} threads, not one"})
                 continue
+            # A worker's collections then leave what the template allocated alone: the collector
+            # writes into every object it visits, which would copy the template's pages.
+            gc.freeze()
             pid = os.fork()
             if pid == 0 and request["kind"] == "package-template":
                 _become_package_template(request, fds, sock, read_ahead)
