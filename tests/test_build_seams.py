@@ -42,6 +42,10 @@ PROCESS_SCOPED = {
     "build_support.execution.compile_cache._fresh": (
         "a FRESH=1 process's own compilation cache folder, made once, removed when it ends"
     ),
+    "build_support.serve_templates.COMPILED": (
+        "the theme's templates compiled under `mkdocs serve`, kept across its rebuilds (each "
+        "makes a new Jinja environment)"
+    ),
     "build_support.serve_staging.SERVED": (
         "the folder `mkdocs serve` serves, said once (on_serve), while it loads the hooks afresh "
         "for every rebuild"
