@@ -281,6 +281,7 @@ def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
                 _become_package_template(request, fds, sock, read_ahead)
             if pid == 0:
                 _become_worker(request, fds, sock, read_ahead)
+            gc.unfreeze()  # the template itself collects as before
             for fd in fds:
                 os.close(fd)
             children[pid] = False
