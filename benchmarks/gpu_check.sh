@@ -23,6 +23,12 @@
 # (default python3); the venv goes to a temporary folder (GPU_CHECK_VENV: another), removed at
 # the end unless GPU_CHECK_KEEP=1.
 #
+# GPU_CHECK_OFFLINE=1 is for a GPU machine that reaches no package registry (the lent one): the
+# venv also sees the packages of that machine's python3 (a .pth file naming its site-packages:
+# its jax with CUDA, numpy, pytest, hypothesis), and the served wheel goes in from site/ with
+# --no-deps, its #sha256= the one the section page's line names (pip checks it). Its jax is the machine's, not the wheel's pin: the
+# "jax" step and verify's environment lines say which. site/ must be built (make build) first.
+#
 # Every step runs even if one before it fails; the script exits non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -90,6 +96,20 @@ print(line.replace(f"{parts.scheme}://{parts.netloc}{parts.path.rsplit('/', 1)[0
 EOF
 }
 
+# GPU_CHECK_OFFLINE: the served wheel from site/, with the SHA-256 the section page's line names.
+offline_line() {
+  python3 - "$ROOT/site" <<'EOF'
+import re
+import sys
+from pathlib import Path
+
+site = Path(sys.argv[1])
+page = (site / "p5-9-1-gpus-and-parallel-processing" / "index.html").read_text()
+name, sha = re.search(r"/([\w.+-]+\.whl)#sha256=([0-9a-f]{64})", page).groups()
+print(f"python -m pip install --no-deps --no-index {(site / name).resolve().as_uri()}#sha256={sha}")
+EOF
+}
+
 # The reader's shell: the fresh venv first on PATH, nothing of this checkout's Python settings.
 in_venv() {
   (cd "$WORK" && env -u PYTHONPATH -u VIRTUAL_ENV PATH="$VENV/bin:$PATH" "$@")
@@ -106,6 +126,8 @@ in_venv() {
 
   if [ $# -ge 1 ]; then
     LINE=$1
+  elif [ -n "${GPU_CHECK_OFFLINE:-}" ]; then
+    LINE=$(offline_line)
   else
     [ -f site/index.html ] || step "site" make build
     PORT=$(.venv/bin/python -c "from examples.processes import free_port; print(free_port())")
@@ -117,6 +139,9 @@ in_venv() {
   echo
   echo "# the install line, as the reader copies it: $LINE"
   step "fresh venv" "${PYTHON:-python3}" -m venv "$VENV"
+  if [ -n "${GPU_CHECK_OFFLINE:-}" ]; then
+    step "the machine's packages" sh -c "${PYTHON:-python3} -c 'import site; print(*site.getsitepackages(), sep=chr(10))' > \"\$($VENV/bin/python -c 'import sysconfig; print(sysconfig.get_path(\"purelib\"))')/machine.pth\""
+  fi
   step "install" in_venv bash -c "$LINE"
   step "jax" in_venv python -c "import sys, jax, jaxlib, numpy
 print('python', sys.version.split()[0], '| jax', jax.__version__, '| jaxlib', jaxlib.__version__, '| numpy', numpy.__version__)
@@ -128,7 +153,7 @@ print(jax.default_backend(), jax.devices())"
   step "settings sweep recording" in_venv python -m examples.recorded --sweep "$SWEEP"
 
   # The checkout's numeric tests and throughput benchmarks, in the same environment.
-  step "pytest" in_venv python -m pip install --quiet pytest hypothesis
+  [ -n "${GPU_CHECK_OFFLINE:-}" ] || step "pytest" in_venv python -m pip install --quiet pytest hypothesis
   step "numeric tests" in_venv env PYTHONPATH="$ROOT" python -m pytest -q -p no:cacheprovider \
     "$ROOT/tests/test_scoring.py" "$ROOT/tests/test_settings.py" "$ROOT/tests/test_practice.py"
   step "throughput benchmark" in_venv env PYTHONPATH="$ROOT" python "$ROOT/benchmarks/throughput.py"
