@@ -176,10 +176,10 @@ def _draw(drawing: Drawing, diagrams: list[tuple[str, str]], where: str) -> list
 def drawing_page(drawing: Drawing) -> str:
     """The page mermaid draws in: Material's stylesheets and mermaid, each loaded by the browser
     from its file (handed over the driver's pipe, mermaid's 3.5 MB took 0.4 s more)."""
-    links = "".join(
-        f'<link rel="stylesheet" href="{path.as_uri()}">' for path in drawing.stylesheets
-    )
-    return _PAGE.format(stylesheets="".join(links), mermaid=drawing.mermaid.as_uri())
+    # Resolved: the config file's path, and so these, may be relative (`mkdocs build`).
+    uris = [path.resolve().as_uri() for path in drawing.stylesheets]
+    links = "".join(f'<link rel="stylesheet" href="{uri}">' for uri in uris)
+    return _PAGE.format(stylesheets=links, mermaid=drawing.mermaid.resolve().as_uri())
 
 
 def _draw_in_chromium(drawing: Drawing, diagrams: list[tuple[str, str]]) -> dict:

@@ -129,3 +129,15 @@ def test_the_key_holds_the_font_folders(drawing, tmp_path, monkeypatch):
     before = mermaid_svg.fonts_fingerprint()
     (tmp_path / "fonts" / "truetype" / "NewSans.ttf").write_bytes(b"a font installed")
     assert mermaid_svg.fonts_fingerprint() != before
+
+
+def test_the_drawing_page_loads_its_files_by_absolute_address(tmp_path, monkeypatch):
+    """`make build` passes mkdocs.yml as a relative path, so the stylesheets and mermaid may be
+    relative paths: the page names each by its absolute file URI (a relative one raised)."""
+    from types import SimpleNamespace
+
+    monkeypatch.chdir(tmp_path)
+    drawing = SimpleNamespace(stylesheets=[Path("css/main.css")], mermaid=Path("mermaid.min.js"))
+    page = mermaid_svg.drawing_page(drawing)
+    assert f'<link rel="stylesheet" href="{tmp_path.as_uri()}/css/main.css">' in page
+    assert f'<script src="{tmp_path.as_uri()}/mermaid.min.js"></script>' in page
