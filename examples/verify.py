@@ -5,9 +5,14 @@ output of every block its pages show with a text output, taken from the executio
 the build that printed the pages, and the environment that build computed them in. ``verify``
 runs each block in a fresh Python, in a folder of its own, as a reader who copied it would, and
 prints one line per block: same, different (with a short diff), or failed (with its error).
-Blocks that print timings are listed, never compared. Then it prints how this environment
-differs from the build's. It exits with 1 when a block differs or fails, or when this
-installation carries no expected outputs (a checkout, or a wheel built outside the site build).
+Blocks that print timings are listed, never compared. A block that prints the devices it ran
+on (``jax.devices()``, ``cpu:0 holds rows ...``) prints other names on another backend: where
+its output differs from the book's only in those names (``CpuDevice(id=0)`` for
+``CudaDevice(id=0)``, ``cpu:0`` for ``gpu:0``; ids, counts and every other character compared),
+it is "same but for the device names", which says on what each ran and is not a difference.
+Then it prints how this environment differs from the build's. It exits with 1 when a block
+differs or fails, or when this installation carries no expected outputs (a checkout, or a wheel
+built outside the site build).
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ EXPECTED_OUTPUTS = "expected-outputs.json"  # put into the wheel by hatch_build.
 BLOCK_TIMEOUT_S = 600
 DIFF_LINES = 8  # changed lines shown under a block that differs
 SAME, DIFFERENT, FAILED, TIMED = "same", "different", "failed", "not compared (timings)"
+SAME_BUT_DEVICES = "same but for the device names"
+# A device's kind where a block prints it: JAX's device objects and its short platform names.
+_DEVICE_KIND = re.compile(
+    r"\b(?:Cpu|Cuda|Rocm|Tpu|Metal|Gpu)Device(?=\(id=\d+\))"
+    r"|\b(?:cpu|gpu|cuda|rocm|tpu|METAL)(?=:\d+\b)"
+)
 # The line a traceback ends with, ``ValueError: ...``; JAX may print a note after it.
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?::(?: .*)?)?$")
 
@@ -112,6 +123,12 @@ def check(block: dict, run=run_block) -> Outcome:
     expected, printed = block["output"].rstrip("\n"), result.stdout.rstrip("\n")
     if printed == expected:
         return Outcome(block["block_id"], SAME)
+    if _DEVICE_KIND.sub("DEVICE", printed) == _DEVICE_KIND.sub("DEVICE", expected):
+        kinds = [
+            ", ".join(dict.fromkeys(_DEVICE_KIND.findall(text))) for text in (expected, printed)
+        ]
+        said = f"the book's {kinds[0]}, this machine's {kinds[1]}"
+        return Outcome(block["block_id"], SAME_BUT_DEVICES, error=said)
     return Outcome(block["block_id"], DIFFERENT, short_diff(expected, printed))
 
 
@@ -182,7 +199,10 @@ def verify(expected: dict, only: list[str] | None = None, run=run_block, out=pri
         for line in outcome.lines():
             out(line)
         sys.stdout.flush()
-    counts = {status: 0 for status in (SAME, DIFFERENT, FAILED, TIMED)}
+    # "same but for the device names" is counted only where a block was.
+    statuses = (SAME, SAME_BUT_DEVICES, DIFFERENT, FAILED, TIMED)
+    ran_elsewhere = any(outcome.status == SAME_BUT_DEVICES for outcome in outcomes)
+    counts = {status: 0 for status in statuses if status != SAME_BUT_DEVICES or ran_elsewhere}
     for outcome in outcomes:
         counts[outcome.status] += 1
     out("\n" + ", ".join(f"{count} {status}" for status, count in counts.items()) + ".")

@@ -223,3 +223,39 @@ def test_the_error_is_the_exception_line_even_with_a_note_after_it():
     assert outcome.details[-1] == "    score(x)"
     empty = verify_module.failure("b", subprocess.CompletedProcess("b.py", -9, "", ""))
     assert empty.lines() == ["b: failed: exit status -9"]
+
+
+SHARDED_ON_CPU = (
+    "devices = [CpuDevice(id=0)]\nscores = [0.2, 1.19]\ncpu:0 holds rows 0 to 1 (2 rows)\n"
+)
+
+
+def test_a_block_that_only_names_other_devices_is_same_but_for_the_device_names():
+    """The book is built on the CPU; a reader on a GPU prints `CudaDevice(id=0)` and `gpu:0`
+    where the book says `CpuDevice(id=0)` and `cpu:0`: said, and not a difference. Any other
+    character (an id, a count, a number) still makes it different."""
+    on_gpu = SHARDED_ON_CPU.replace("CpuDevice", "CudaDevice").replace("cpu:0", "gpu:0")
+    code, lines = run_report(
+        expected(
+            block("sharded", f"print({on_gpu!r}, end='')", SHARDED_ON_CPU),
+            block("prints-a", "print('a')", "a\n"),
+        )
+    )
+    assert code == 0
+    said = "sharded: same but for the device names: the book's CpuDevice, cpu, this machine's "
+    assert said + "CudaDevice, gpu" in lines
+    assert "1 same, 1 same but for the device names, 0 different, 0 failed, 0 not compared " in (
+        "\n".join(lines)
+    )
+    for changed in ("CudaDevice(id=1)", "0.2, 1.18", "gpu:0 holds rows 0 to 2"):
+        original = {"CudaDevice(id=1)": "CudaDevice(id=0)", "0.2, 1.18": "0.2, 1.19"}.get(
+            changed, "gpu:0 holds rows 0 to 1"
+        )
+        other = on_gpu.replace(original, changed)
+        assert other != on_gpu
+        outcome = check(block("sharded", f"print({other!r}, end='')", SHARDED_ON_CPU))
+        assert outcome.status == "different", changed
+    # Where nothing ran elsewhere, the summary does not mention device names.
+    assert "same but for the device names" not in "\n".join(
+        run_report(expected(block("prints-a", "print('a')", "a\n")))[1]
+    )
