@@ -79,7 +79,7 @@ def poll_often(server, config) -> None:
     already (``--watch-theme``), the server is left as it was."""
     from watchdog.observers.polling import PollingObserver
 
-    watched = [config.docs_dir, config.config_file_path]
+    watched = [path for path in (config.docs_dir, config.config_file_path) if path]
     for path in watched:
         server.unwatch(path)
     if server.observer.emitters:  # watches this hook does not know of: keep MkDocs' observer
