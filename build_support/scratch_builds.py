@@ -13,16 +13,22 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from .build_command import CACHE_DIR_ENV, FRESH_ENV, run_build
 from .caching.check_cache import fresh_copy
-from .publishing.wheel_build import uv_executable
 
-__all__ = ["Scratch", "run_uv", "versions"]
+__all__ = ["Scratch", "run_uv", "uv_executable", "versions"]
 
 # A uv run from the build's environment must not act on that environment, or on its project.
 _OUTER = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH", "CONDA_PREFIX")
+
+
+def uv_executable() -> str:
+    """The uv pinned in the build's virtual environment, else the one on ``PATH``."""
+    uv = Path(sys.executable).with_name("uv")
+    return str(uv) if uv.exists() else "uv"
 
 
 def run_uv(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -80,12 +80,10 @@ def poll_often(server, config) -> None:
     from watchdog.observers.polling import PollingObserver
 
     watched = [path for path in (config.docs_dir, config.config_file_path) if path]
+    if len(server.observer.emitters) > len(watched):  # watches it does not know of: MkDocs' own
+        return
     for path in watched:
         server.unwatch(path)
-    if server.observer.emitters:  # watches this hook does not know of: keep MkDocs' observer
-        for path in watched:
-            server.watch(path)
-        return
     server.observer = PollingObserver(timeout=POLL_EVERY_S)
     for path in watched:
         server.watch(path)

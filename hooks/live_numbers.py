@@ -2,7 +2,7 @@
 value ``examples.prose_numbers()`` gives for ``name``. An unknown name fails the build.
 
 The numbers are computed as an executed block of ``PROSE_NUMBERS`` would be, in a worker of
-its own (the build never imports the package, nor JAX), and cached like one
+its own (the build imports neither the package nor JAX for them), and cached like one
 (``BuildState.cached_value``): a build where nothing it reaches in the ``examples`` package,
 ``uv.lock`` and the backend has changed does not run it.
 """

@@ -10,14 +10,13 @@ import os
 import signal
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from testkit.browser_pages import DRAWN_DIAGRAMS, SCHEMES, PageReport, open_page
 from testkit.project import ARTIFACTS, ROOT, SECTION_PAGE
-from testkit.serving import answering, free_port
+from testkit.serving import answering, fetch_text, free_port
 from testkit.site import built_pages
 
 RUNNING = 'class="admonition info notebook-running"'  # notebook_page.RUNNING_NOTICE
@@ -25,11 +24,7 @@ SETTLED = "search/search_index.json"  # Material fetches it once the page has st
 
 
 def fetch(url: str) -> str:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.read().decode()
-    except OSError:
-        return RUNNING  # not served yet: as if still running
+    return fetch_text(url) or RUNNING  # not served yet: as if still running
 
 
 @pytest.fixture(scope="module")

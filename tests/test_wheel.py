@@ -22,6 +22,7 @@ from build_support import section
 from build_support.caching.cache import Cache, key_of
 from build_support.caching.store import FileStore
 from build_support.publishing import wheel_build
+from build_support.scratch_builds import uv_executable
 from examples import DISTRIBUTION
 from testkit.author import section_version
 from testkit.build import mkdocs_build
@@ -131,7 +132,7 @@ def test_the_build_writes_the_bytes_of_the_backends_own_wheel(tmp_path):
     backend writes when a front end (uv build, pip) asks; the expected outputs named in the
     hook's settings go in as examples/expected-outputs.json, and only there."""
     out = tmp_path / "backend"
-    command = [wheel_build.uv_executable(), "build", "--wheel", "--no-build-isolation"]
+    command = [uv_executable(), "build", "--wheel", "--no-build-isolation"]
     command += [
         "--python",
         str(ROOT / ".venv" / "bin" / "python"),

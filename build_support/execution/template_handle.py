@@ -100,7 +100,8 @@ class Template:
         """A worker spawned now with the build's ``variables`` would, once it has imported
         ahead, hold this template's: each is the template's own, or one importing ahead set
         (JAX sets ``TPU_SKIP_MDS_QUERY``, say) that the build still holds as it did at the
-        start. The build importing JAX itself (a number in the prose) sets those too."""
+        start. The build importing JAX itself sets those too (``hooks/wheel.py``'s fallback for
+        an environment no block recorded)."""
         started = self.started_with
         return all(
             variables.get(name) == self.environment.get(name)

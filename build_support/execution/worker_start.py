@@ -138,15 +138,13 @@ class Workers:
             self.at_exit = True
         # A template that imported with another path or variables, or read files since changed,
         # is not what a worker spawned now would be:
-        wanted = (package_dir, tuple(sys.path))
-        stale = self.template is not None and (
-            self.template.stale() or not self.template.fits(variables())
-        )
+        wanted, now = (package_dir, tuple(sys.path)), variables()
+        stale = self.template is not None and (self.template.stale() or not self.template.fits(now))
         if self.started_for != wanted or stale:
             self._discard()
             self.started_for = wanted
         # A spare spawned with other variables is not what a worker spawned now would be:
-        spare_for = (limits, package, cache, tuple(sorted(variables().items())))
+        spare_for = (limits, package, cache, tuple(sorted(now.items())))
         if self.spare is not None and self.spare.started_for != spare_for:
             self.spare.close()
             self.spare = None

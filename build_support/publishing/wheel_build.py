@@ -19,7 +19,6 @@ import hashlib
 import importlib.metadata
 import io
 import re
-import sys
 import tempfile
 import tomllib
 import traceback
@@ -101,12 +100,6 @@ def wheel_digest(project: Path, version: str, folder_url: str, expected: bytes =
                 digest.update(f"{source.relative_to(project).as_posix()}\n".encode())
                 digest.update(hashlib.sha256(source.read_bytes()).digest())
     return digest.hexdigest()[:16]
-
-
-def uv_executable() -> str:
-    """The uv pinned in the build's virtual environment, else the one on ``PATH``."""
-    uv = Path(sys.executable).with_name("uv")
-    return str(uv) if uv.exists() else "uv"
 
 
 @functools.cache  # once per process: the hatchling a serve rebuild runs is the one it imported
