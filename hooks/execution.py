@@ -142,6 +142,7 @@ def on_post_build(config):
     build.ahead.stop()
     build.notebooks.start_deferred()  # mkdocs serve: its notebooks now run, past the rebuild
     build.notebooks.finish()
+    build.workers_ended = True  # the hooks after this one ask for no worker (they say so)
     _end_workers()
     drift = build.drift or record.Drift(None)
     record.write(

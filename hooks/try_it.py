@@ -114,10 +114,20 @@ print(json.dumps(book))
 """
 """What book.json holds, printed in a worker as a block would (never in the build)."""
 
+_book: dict | None = None  # this build's, computed in on_env
 
-def on_post_build(config) -> None:
+
+def on_env(env, config, files):
+    # While the build's workers are alive: they end in hooks/execution.py's on_post_build, and
+    # a worker asked for after that would start its template again (0.9 s).
+    global _book
     from build_support.execution import state  # loaded by hooks/execution.py
 
+    _book = state.current().cached_value("try_it_book", BOOK_DATA)
+    return env
+
+
+def on_post_build(config) -> None:
     root = Path(config.config_file_path).parent
     dist = root / JAX_JS / "dist"
     modules = sorted(dist.glob("*.js"))
@@ -132,6 +142,5 @@ def on_post_build(config) -> None:
     for module in modules:
         shutil.copy2(module, vendor / module.name)
     shutil.copy2(root / JAX_JS / "LICENSE", vendor / "LICENSE")
-    book = state.current().cached_value("try_it_book", BOOK_DATA)
-    (site / BOOK).write_text(json.dumps(book, sort_keys=True) + "\n")  # as the store keeps it
+    (site / BOOK).write_text(json.dumps(_book, sort_keys=True) + "\n")  # as the store keeps it
     (site / FIGURES_FILE).write_text(json.dumps(_figures(site), ensure_ascii=False) + "\n")

@@ -57,6 +57,16 @@ def test_a_worker_is_forked_from_a_template_that_holds_no_course_code_and_no_bac
     assert len(os.listdir(f"/proc/{template.process.pid}/task")) == 1  # single-threaded
 
 
+def test_no_worker_is_taken_after_the_build_ended_its_workers(build):
+    """Once hooks/execution.py's on_post_build has ended the workers, a worker asked for would
+    start the template again (0.9 s of every build, unseen): it is refused, naming when to ask
+    (hooks/try_it.py computes the book in on_env)."""
+    look(build)
+    build.workers_ended = True
+    with pytest.raises(RuntimeError, match="after this build's workers ended"):
+        build.take_worker(False, "print(1)")
+
+
 def test_a_forked_workers_end_is_said_with_its_status_and_its_group_killed(build):
     worker = workers.LazyWorker(build.take_worker)
     with pytest.raises(workers.BlockError, match="ended by SIGKILL"):

@@ -54,6 +54,7 @@ class BuildState:
     sessions: dict[tuple[str, str], Session] = field(default_factory=dict)  # (page, name)
     drift: Drift | None = None  # set with the Build report (make publish only)
     ahead: RunAhead = field(init=False)  # blocks run ahead of their pages, side by side
+    workers_ended: bool = False  # hooks/execution.py's on_post_build ends this build's workers
 
     def __post_init__(self) -> None:
         self.ahead = RunAhead(self.take_worker)
@@ -68,6 +69,11 @@ class BuildState:
         """A worker process for a new session whose first block is ``first_code``, under this
         build's limits (``workers.py``); a timed session's compiles JAX's compilation cache
         (``compile_cache.py``) never loads."""
+        if self.workers_ended:  # a template started again now would cost 0.9 s, unseen
+            raise RuntimeError(
+                "a worker was asked for after this build's workers ended (on_post_build): "
+                "ask for it earlier, while the pages render or in on_env"
+            )
         limits, package_dir, cache = self._for_workers
         cache = None if timed else cache
         version = self._package_version
@@ -117,7 +123,8 @@ class BuildState:
         ``code`` prints, as JSON, run as a block of its own would be, in a worker (never in the
         build, which then imports neither the package nor JAX for it); cached as a block of
         ``code`` (the key follows what it reaches). ``ValueError`` names ``name`` where the code
-        fails or prints no JSON."""
+        fails or prints no JSON. Ask before ``on_post_build``, where the build's workers end
+        (hooks/execution.py): a worker taken after that starts its template again."""
         found = self.cache.look_up(self.environment.ingredients(code, value=name))
         if found.entry is not None:
             return found.entry["value"]
