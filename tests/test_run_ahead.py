@@ -179,6 +179,14 @@ def claim(pool: ahead.RunAhead, found: ahead.Job):
     return pool._claim(found)
 
 
+def until(condition, seconds: float = 10.0) -> None:
+    """Wait for ``condition()``: a loaded machine may start a thread late."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.01)
+
+
 def test_jobs_run_side_by_side_each_in_a_worker_of_its_own_closed_after(run_ahead):
     first, second = job("a", "0.4"), job("b", "0.4", "0.1")
     run_ahead.add(first, None)
@@ -197,7 +205,7 @@ def test_a_timed_block_runs_alone(run_ahead):
     running = job("a", "0.5")
     run_ahead.add(running, None)
     run_ahead.start()
-    time.sleep(0.1)  # it started
+    until(lambda: running.state == "running")
     with run_ahead.quiet():
         quiet_from = time.monotonic()
         queued = job("b", "0.1")
@@ -249,9 +257,10 @@ def test_stop_drops_what_is_queued(run_ahead):
     for each in queued:
         run_ahead.add(each, None)
     run_ahead.start()
-    time.sleep(0.1)
+    until(lambda: run_ahead.running == 2)
     run_ahead.stop()
-    time.sleep(0.5)
+    until(lambda: run_ahead.running == 0)
+    time.sleep(0.1)  # time for a third to start, were stop not to drop the queue
     assert len(run_ahead.log) == 2  # the two running finished; the rest never started
     assert all(each.done.is_set() for each in queued)
 
@@ -322,7 +331,8 @@ def test_a_build_runs_its_blocks_ahead_and_shows_what_each_page_would(tmp_path, 
     }
     rows = [json.loads(line) for line in times.read_text().splitlines()]
     pids = {row[0]: row[1] for row in rows}
-    assert len(set(pids.values())) == len(pids) == 7  # a worker each
+    assert len(rows) == len(set(pids.values())) == len(pids) == 7  # once each, a worker each
+    assert "Ran ahead for nothing" not in result.stderr
     spans = {row[0]: (row[2], row[3]) for row in rows}
     timed = spans.pop("timed")
     assert not any(start < timed[1] and timed[0] < end for start, end in spans.values())
@@ -332,5 +342,8 @@ def test_a_build_runs_its_blocks_ahead_and_shows_what_each_page_would(tmp_path, 
     if side_by_side == "1":
         assert ran is None and not overlapping
     else:
-        assert ran is not None and ran.groups() == ("2", "12")  # all but the timed block
+        # All but the timed block may run ahead (12). How many do is the machine's timing: a
+        # job still queued when its page asks for it is run by the page (after a timed block,
+        # say, the page can ask before a thread is free), so the count is a range.
+        assert ran is not None and ran.group(1) == "2" and 2 <= int(ran.group(2)) <= 12
         assert overlapping
