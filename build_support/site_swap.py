@@ -152,7 +152,12 @@ def build(root: Path, what: str, command: list[str]) -> int:
 
 
 def _build_locked(root: Path, what: str, command: list[str], stop: _Stopped) -> int:
-    with build_lock.held(root, what) as builds:
+    with contextlib.ExitStack() as lock:
+        try:
+            builds = lock.enter_context(build_lock.held(root, what))
+        except OSError as error:  # a disk full to the last byte refuses even the lock's
+            where = root / build_lock.BUILDS / build_lock.LOCK
+            return _say(what, _cause(error, where, "taking the build lock"))
         tidy(root, builds)
         name = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
         staging, progress_file = builds / name, builds / f"{name}.progress"

@@ -89,6 +89,38 @@ def test_a_full_disk_under_the_project_is_named_and_site_kept(tmp_path):
     assert "shown" in Path(f"{log}.site").read_text()  # the first build, still whole
 
 
+# Inside the namespace: the project copied onto a tmpfs filled to its last byte, then its first
+# build: not a byte for the build lock's few.
+FULL_BEFORE_THE_FIRST_BUILD = """\
+import os, shutil, subprocess, sys
+project, source = sys.argv[1:3]
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", project], check=True)
+shutil.copytree(source, project, dirs_exist_ok=True, symlinks=True)
+with open(os.path.join(project, "filler"), "wb") as filler:
+    try:
+        while True:
+            filler.write(b"0" * 4096)
+            filler.flush()
+    except OSError:
+        pass
+build = [sys.executable, "-m", "build_support.site_swap", "make build", "--",
+         sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml"]
+sys.exit(subprocess.run(build, cwd=project).returncode)
+"""
+
+
+def test_a_disk_full_before_the_first_build_is_named_at_the_lock(tmp_path):
+    source, project = tmp_path / "source", tmp_path / "project"
+    project.mkdir()
+    one_page_site(source, CONFIG)
+    result = build_in_namespace(tmp_path, FULL_BEFORE_THE_FIRST_BUILD, str(project), str(source))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr and "Errno 28" not in result.stderr, result.stderr
+    lock = project / "site.builds" / "lock"
+    disk = f"no space left on the disk mounted at {project} (writing {lock})"
+    assert f"{disk} at taking the build lock" in result.stderr, result.stderr
+
+
 WHEEL_IN_FULL_TMPDIR = """\
 import os, subprocess, sys, tempfile
 tmp = sys.argv[1]
