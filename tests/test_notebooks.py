@@ -3,6 +3,7 @@ them."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 
@@ -63,6 +64,20 @@ def test_cells_done_is_set_after_the_last_cell_and_also_when_a_cell_fails(tmp_pa
     with pytest.raises(notebooks.NotebookError, match=r"bad.py: cell 2 \(raise ValueError"):
         notebooks.execute_notebook(bad, "", cells_done)
     assert cells_done.is_set()
+
+
+def test_the_kernel_is_reached_over_unix_sockets_removed_after_the_run(tmp_path, capfd):
+    """Not TCP ports another local user could connect to; and no warning of them in the log."""
+    notebook = tmp_path / "where.py"
+    notebook.write_text(
+        "# %%\nimport json\nfrom ipykernel import get_connection_info\n"
+        "info = json.loads(get_connection_info())\nprint(info['transport'], info['ip'])\n"
+    )
+    ran, _ = notebooks.execute_notebook(notebook, "", threading.Event())
+    transport, ip = ran.cells[0].outputs[0]["text"].split()
+    assert transport == "ipc" and os.path.isabs(ip)
+    assert not os.path.exists(os.path.dirname(ip))  # the sockets' folder, gone with the kernel
+    assert "without encryption" not in capfd.readouterr().err
 
 
 def test_a_hanging_cell_fails_naming_the_notebook_and_the_cell(tmp_path):

@@ -14,6 +14,8 @@ from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SAID
 from .process_tree import resident_bytes
 from .workers import POLL_S, memory_cap_said
 
+SOCKET_PATH_MAX = 107 - len("-65535")  # a kernel's socket is its ip, a hyphen and a port
+
 
 class KernelLimits:
     """The output and memory limits on one notebook's kernel, watched while its cells run, and
@@ -59,10 +61,13 @@ class KernelLimits:
         self.kill()
 
 
-def limited_client(notebook, limits: KernelLimits, **options):
+def limited_client(notebook, limits: KernelLimits, sockets: str, **options):
     """nbclient's ``NotebookClient``, with every output counted against ``limits`` and the
-    kernel's process watched from its start."""
+    kernel's process watched from its start. The kernel is reached over Unix sockets in
+    ``sockets``, a folder only this user can enter, not over TCP ports any local user can
+    connect to (ipykernel warned of those in every build's log)."""
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     class LimitedClient(NotebookClient):
         def output(self, outs, msg, display_id, cell_index):
@@ -72,5 +77,9 @@ def limited_client(notebook, limits: KernelLimits, **options):
     def on_notebook_start(notebook):
         limits.started(client.km.provisioner.process.pid)
 
-    client = LimitedClient(notebook, on_notebook_start=on_notebook_start, **options)
+    ip = os.path.join(sockets, "kernel")  # absolute: the kernel runs in the notebook's folder
+    # A socket's path has 107 bytes at most (sun_path): past that (a long TMPDIR), TCP.
+    transport = {"transport": "ipc", "ip": ip} if len(os.fsencode(ip)) <= SOCKET_PATH_MAX else {}
+    config = Config({"KernelManager": transport})
+    client = LimitedClient(notebook, config=config, on_notebook_start=on_notebook_start, **options)
     return client

@@ -159,10 +159,12 @@ def execute_notebook(
             cells_done.set()
 
     limits = limits or KernelLimits(memory_bytes or settings.current().memory_limit_gib * 2**30)
+    sockets = tempfile.TemporaryDirectory(prefix="course-kernel-")
     try:
         limited_client(
             notebook,
             limits,
+            sockets.name,
             kernel_name=kernel_name,
             timeout=timeout_s,
             allow_errors=False,
@@ -182,6 +184,7 @@ def execute_notebook(
         raise NotebookError(f"{name}: {cell} failed:\n{error}") from error
     finally:
         limits.end()  # nothing a cell started outlives the run
+        sockets.cleanup()
         cells_done.set()
     for cell in notebook.cells:
         if cell.cell_type == "code":
