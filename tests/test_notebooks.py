@@ -108,11 +108,13 @@ def test_the_blocks_that_time_are_the_timed_blocks():
 
 
 def test_the_hooks_run_in_the_order_hooks_execution_py_names():
-    """settings.py first (it validates the settings the others read), then execution.py (its
+    """site_safety.py first (a build run without make is handed to make's driver before any
+    other hook does work), then settings.py (it validates the settings the others read), then
+    execution.py (its
     sessions' outputs are in the page before any other hook reads it); wheel after
     notebook_download (it fills in the .ipynb that one writes)."""
-    config = (ROOT / "mkdocs.yml").read_text()
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     listed = config.split("\nhooks:\n", 1)[1].split("\n\n", 1)[0]
     hooks = re.findall(r"^  - hooks/(\w+)\.py", listed, re.MULTILINE)
-    assert hooks[:2] == ["settings", "execution"]
+    assert hooks[:3] == ["site_safety", "settings", "execution"]
     assert hooks.index("notebook_download") < hooks.index("wheel")

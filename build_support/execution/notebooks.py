@@ -8,12 +8,14 @@ false``) then renders the executed copy. A notebook whose key is in the cache is
 
 - A failing cell fails the build, naming the notebook and the cell (``allow_errors`` off).
 - The kernel gets a block's three limits (``limits.py``), each failing the build the same way,
-  naming the limit: a cell that runs longer than the ``cell_timeout_s`` setting (mkdocs.yml);
-  outputs past ``MAX_OUTPUT_BYTES``, counted as the kernel sends them; the kernel and whatever it
-  started using more than the ``memory_limit_gib`` setting (read every ``workers.POLL_S``).
-  Either of the last two kills the kernel's process group at once.
-- When the run ends, in any way, the kernel's whole process group is killed: nothing a cell
-  started (a thread, a fork, a subprocess) outlives it.
+  naming the limit and the cell that passed it: a cell that runs longer than the
+  ``cell_timeout_s`` setting (mkdocs.yml); outputs past ``MAX_OUTPUT_BYTES``, counted as the
+  kernel sends them, in any cell, the last included; the kernel and whatever it started using
+  more than the ``memory_limit_gib`` setting (read every ``workers.POLL_S``). Either of the last
+  two ends the kernel's process tree at once (``kernel_limits.py``).
+- The kernel is a child subreaper, as a block's worker is (``process_tree.py``): when the run
+  ends, in any way, every process below it is killed, then its group, before it shuts down:
+  nothing a cell started (a thread, a fork, a subprocess in a session of its own) outlives it.
 
 Under ``mkdocs serve`` (``Notebooks.background``) a rebuild does not wait for a notebook still
 running: its page says so and shows its cells without outputs (``notebook_page.py``), every other
@@ -60,7 +62,7 @@ class NotebookRun:
     reasons: list[str] = field(default_factory=list)
     seconds: float = 0.0
     key: str = ""  # its cache key: a serve rebuild with the same one takes this run over
-    kernel: KernelLimits | None = None  # its kernel's process group, once started
+    kernel: KernelLimits | None = None  # its kernel's process tree, once started
     cancelled: bool = False
 
     def cancel(self) -> None:
@@ -149,14 +151,14 @@ def execute_notebook(
     started = time.perf_counter()
     notebook = read_jupytext(path)
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
-    current = {"index": 0}
-
-    def on_cell_start(cell, cell_index):
-        current["index"] = cell_index
 
     def on_cell_executed(cell, cell_index, execute_reply):
         if cell_index == code_cells[-1]:
             cells_done.set()
+
+    def said(index: int | None) -> str:
+        index = index or 0
+        return f"{name}: {_cell_name(notebook.cells[index], index + 1)}"
 
     limits = limits or KernelLimits(memory_bytes or settings.current().memory_limit_gib * 2**30)
     sockets = tempfile.TemporaryDirectory(prefix="course-kernel-")
@@ -169,23 +171,23 @@ def execute_notebook(
             timeout=timeout_s,
             allow_errors=False,
             resources={"metadata": {"path": str(path.parent)}},
-            on_cell_start=on_cell_start,
             on_cell_executed=on_cell_executed,
         ).execute()
     except (CellTimeoutError, CellExecutionError, DeadKernelError) as error:
-        index = current["index"]
-        cell = _cell_name(notebook.cells[index], index + 1)
         if limits.passed:
-            raise NotebookError(f"{name}: {cell} {limits.passed}: stopped") from error
+            raise NotebookError(f"{said(limits.passed_in)} {limits.passed}: stopped") from error
+        cell = said(limits.running)
         if isinstance(error, CellTimeoutError):
-            raise NotebookError(f"{name}: {cell} did not finish within {timeout_s:g} s") from error
+            raise NotebookError(f"{cell} did not finish within {timeout_s:g} s") from error
         if isinstance(error, DeadKernelError):
-            raise NotebookError(f"{name}: {cell} ended its kernel: {error}") from error
-        raise NotebookError(f"{name}: {cell} failed:\n{error}") from error
+            raise NotebookError(f"{cell} ended its kernel: {error}") from error
+        raise NotebookError(f"{cell} failed:\n{error}") from error
     finally:
         limits.end()  # nothing a cell started outlives the run
         sockets.cleanup()
         cells_done.set()
+    if limits.passed:  # the last cell's outputs are read after it ended, without an error
+        raise NotebookError(f"{said(limits.passed_in)} {limits.passed}: stopped")
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = merged_streams(cell.outputs)
@@ -244,7 +246,7 @@ class Notebooks:
                 run.src_uri,
                 self.cell_timeout_s,
                 self.memory_bytes,
-                limits=run.kernel,  # its process group can be ended from outside the run
+                limits=run.kernel,  # its process tree can be ended from outside the run
             )
             run.seconds = seconds
             if not run.cancelled:

@@ -15,9 +15,14 @@ Three small calls, Linux's ``prctl`` through ``ctypes`` (no root, no cgroups):
   driver (``build_support/site_swap.py``'s builder).
 - ``end_tree`` (the build, when a session ends): every descendant, then the worker's group.
 
+A notebook's kernel is kept the same way (``kernel_limits.py``): it starts through this file run
+as a script, ``python -I process_tree.py KERNEL_COMMAND...``, which makes itself a child
+subreaper and execs the kernel (the setting survives ``exec``); the build ends the kernel's tree
+before the kernel shuts down.
+
 Where ``prctl`` is missing (not Linux) ``keep_descendants`` says so, and the build names the
 block whose detached processes it could not end (``workers.py``). Standard library only, but
-for psutil in ``resident_bytes``.
+for psutil in ``resident_bytes`` (imported there): the kernel's launcher runs isolated (``-I``).
 """
 
 from __future__ import annotations
@@ -136,3 +141,9 @@ def resident_bytes(pid: int) -> int:
         with contextlib.suppress(psutil.Error):
             total += process.memory_info().rss
     return total
+
+
+if __name__ == "__main__":
+    # The kernel's launcher (see the module's notes): a subreaper, replaced by the kernel.
+    keep_descendants()
+    os.execvp(sys.argv[1], sys.argv[1:])
