@@ -9,7 +9,10 @@ build is moved in, file by file (``move_in``); the server is told not to wait fo
 before it serves a page (``serve_without_waiting``), which is safe now that the served folder
 only ever holds whole builds. Its long poll, which reloads the author's tab once a rebuild is
 shown, still waits as before. A rebuild that fails leaves the last whole build served.
-``mkdocs build`` is untouched: the Makefile stages and swaps its site itself.
+A serve stopped while it rebuilds leaves no staging folder behind (``discard_staging``, at
+MkDocs' shutdown; ``hooks/site_safety.py`` makes a SIGTERM reach it). ``mkdocs build`` is not
+staged here: ``site_swap.py`` stages and swaps ``site/`` (for ``make build``, and for a direct
+``mkdocs build`` through ``hooks/site_safety.py``).
 
 Each serve build, the first and every rebuild, holds the checkout's build lock
 (``build_lock.py``) from its configuration to its end (``take_lock``, ``release_lock``), as
@@ -121,6 +124,12 @@ def move_in(site_dir: str) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
 
+def discard_staging() -> None:
+    """At the serve's end: a rebuild's staging folder, left by a stop in the middle of it."""
+    if SERVED:
+        shutil.rmtree(str(SERVED[0]) + SUFFIX, ignore_errors=True)
+
+
 # A notebook still running when a rebuild ended asks for another once it is done
 # (``execution/notebooks.py``): a file written into a folder the server watches, its public
 # way to rebuild. Asked before the server watches (the first build), it is written once it does.
@@ -152,4 +161,4 @@ def rebuild_soon() -> None:
         if REBUILDS.folder is None:
             REBUILDS.asked_early = True
             return
-        (REBUILDS.folder / "rebuild").write_text(f"{time.time()}\n")
+        (REBUILDS.folder / "rebuild").write_text(f"{time.time()}\n", encoding="utf-8")

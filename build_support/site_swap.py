@@ -1,29 +1,38 @@
-"""``make build`` and ``make publish``: a build staged in a folder of its own, then swapped into
-``site/`` in one step, so that at every instant ``site/`` is one whole build, the old or the new,
-whatever is killed when.
+"""``make build`` and ``make publish`` (and ``mkdocs build`` run directly: ``hooks/site_safety.py``
+re-runs it through here): a build staged in a folder of its own, then swapped into ``site/`` in
+one step, so that at every instant ``site/`` is one whole build, the old or the new, whatever is
+killed when.
 
-    python -m build_support.site_swap "make build" -- BUILDER-COMMAND...
+    python -m build_support.site_swap [--root DIR] "make build" -- BUILDER-COMMAND...
 
-``site`` is a symbolic link to ``site.builds/<build>/``. Each build, holding the checkout's build
-lock (``build_lock.py``: a second build waits, saying for whom), writes into a new
-``site.builds/<build>/`` with its own progress file (``execution/progress.py``); only a build
-whose command succeeded and whose progress says finished is swapped in: a new link made beside
-``site`` and renamed over it (``os.replace``, atomic). The folder shown before is kept until the
-build after next, so that a reader in the middle of it (a server, a test) finishes. A ``site``
-that is still a real folder, from before, is exchanged with the link in one step (Linux's
-``renameat2(RENAME_EXCHANGE)``). A build killed at any moment leaves ``site`` as it was; what it
-left in ``site.builds/`` is deleted by the next build.
+``site/`` is a plain folder, so that ``cp -r``, ``cp -a``, ``rsync -a site dest``, ``tar`` and
+``zip`` copy the site itself, and a server given its path serves the newest build. Each build,
+holding the checkout's build lock (``build_lock.py``: a second build waits, saying for whom),
+writes into a new ``site.builds/<build>/`` with its own progress file (``execution/progress.py``);
+only a build whose command succeeded and whose progress says finished is swapped in: the two
+folders exchanged in one step (Linux's ``renameat2(RENAME_EXCHANGE)``, macOS's
+``renamex_np(RENAME_SWAP)``). The build shown before then lives at ``site.builds/<build>/`` and is
+kept until the build after next, so that a reader holding it (a server started inside ``site/``,
+a copy under way) finishes: readers hold a folder, not its name. A ``site`` that is a link into
+``site.builds/`` (this module's layout before) is exchanged with the new folder the same way.
 
-The driver dies with ``make`` (``process_tree.die_with_parent``), and its builder with the
-driver: a ``kill`` of make alone no longer leaves MkDocs building. Every way a build ends is said
-in one line: the step it was in (a page, a block, the wheel, the swap) and whether ``site/``
-changed. A strict build's failure is said as a failure, not as a crash.
+Where neither call exists, or the file system refuses it (``EINVAL``, ``ENOSYS``, ``ENOTSUP``),
+the swap is two renames: ``site/`` is moved aside, then the new build renamed in. For that
+moment ``site/`` is missing (a server answers 404), and a kill in it leaves the build aside,
+which the next build puts back before anything else.
+
+A build killed at any moment leaves ``site/`` as it was; what it left in ``site.builds/`` is
+deleted by the next build. The driver dies with ``make`` (``process_tree.die_with_parent``), and
+its builder with the driver: a ``kill`` of make alone no longer leaves MkDocs building. Every way
+a build ends is said in one line: the step it was in (a page, a block, the wheel, the swap) and
+whether ``site/`` changed. A strict build's failure is said as a failure, not as a crash.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import shutil
 import signal
@@ -40,23 +49,34 @@ SITE_DIR_ENV = "COURSE_SITE_DIR"  # mkdocs.yml's site_dir reads it; mike has no 
 LEFT_BY_OLDER_MAKEFILES = ("site.building", "site.building.progress", "site.previous")
 MIKE_LEFTOVERS = "mike-mkdocs*.yml"  # mike's temporary configuration, left by a killed mike
 KEPT = "site/ is left as it was"
-PREVIOUS = "previous"  # in site.builds/: a link to the build shown before this one
-_RENAME_EXCHANGE = 2
+PREVIOUS = "previous"  # in site.builds/: a link to the folder holding the build shown before
+ASIDE = ".aside"  # the two-rename swap's site/, moved aside for a moment
+_RENAME_EXCHANGE = 2  # Linux, linux/fs.h
+_RENAME_SWAP = 2  # macOS, sys/stdio.h
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EXDEV}
 _STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
-def current(root: Path) -> Path | None:
-    """The build folder ``site`` shows now (None: no site, or a real folder)."""
-    site = root / SITE
-    return site.resolve() if site.is_symlink() else None
+def _previous(builds: Path) -> str | None:
+    """The name of the folder in ``builds`` that holds the build shown before this one."""
+    with contextlib.suppress(OSError):
+        return os.readlink(builds / PREVIOUS)
+    return None
 
 
 def tidy(root: Path, builds: Path) -> None:
     """Under the lock: what ended builds left (their folders and progress files, mike's
-    temporary configurations, the staging folders of older Makefiles), deleted."""
-    kept = {current(root), (builds / PREVIOUS).resolve()}  # shown, and shown just before
+    temporary configurations, the staging folders of older Makefiles), deleted; a ``site/``
+    that a killed two-rename swap left aside, put back."""
+    site = root / SITE
+    asides = sorted(builds.glob(f"*{ASIDE}"))
+    if asides and not os.path.lexists(site):
+        os.rename(asides[-1], site)
+    kept = {build_lock.LOCK, PREVIOUS, _previous(builds)}  # the lock, and the build shown before
+    if site.is_symlink():  # the layout before: the build shown is in site.builds/
+        kept.add(os.path.basename(os.readlink(site)))
     for path in builds.iterdir():
-        if path.name in (build_lock.LOCK, PREVIOUS) or path.resolve() in kept:
+        if path.name in kept:
             continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
@@ -67,37 +87,56 @@ def tidy(root: Path, builds: Path) -> None:
         with contextlib.suppress(OSError):
             (root / name).unlink()
     for stray in [*root.glob(MIKE_LEFTOVERS), *root.glob(f".{SITE}.new-*")]:
-        stray.unlink(missing_ok=True)  # .site.new-*: a link a swap killed before its rename
+        stray.unlink(missing_ok=True)  # .site.new-*: a link an older swap was killed before moving
 
 
 def _exchange(first: Path, second: Path) -> None:
-    """Swap two paths in one step (Linux's ``renameat2``); OSError where it is missing."""
+    """Swap two paths in one step; OSError (``ENOSYS`` where the system has no such call)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if not hasattr(libc, "renameat2"):
-        raise OSError("renameat2 is not available on this system")
-    at_cwd = -100  # AT_FDCWD
     first_b, second_b = os.fsencode(first), os.fsencode(second)
-    if libc.renameat2(at_cwd, first_b, at_cwd, second_b, _RENAME_EXCHANGE) != 0:
+    if hasattr(libc, "renameat2"):  # Linux (glibc 2.28, musl 1.2.2 and later)
+        at_cwd = -100  # AT_FDCWD
+        failed = libc.renameat2(at_cwd, first_b, at_cwd, second_b, _RENAME_EXCHANGE) != 0
+    elif hasattr(libc, "renamex_np"):  # macOS 10.12 and later
+        failed = libc.renamex_np(first_b, second_b, _RENAME_SWAP) != 0
+    else:
+        raise OSError(errno.ENOSYS, "no call that swaps two paths in one step", str(second))
+    if failed:
         number = ctypes.get_errno()
         raise OSError(number, os.strerror(number), str(second))
 
 
+def _swap(new: Path, site: Path) -> None:
+    """``new`` at ``site``, and what ``site`` was at ``new``: in one step where the system can."""
+    try:
+        _exchange(new, site)
+    except OSError as error:
+        if error.errno not in _NO_EXCHANGE:
+            raise
+        aside = new.with_name(new.name + ASIDE)
+        os.rename(site, aside)  # from here to the next rename, there is no site/
+        os.rename(new, site)
+        os.rename(aside, new)
+
+
 def swap_in(root: Path, staging: Path) -> None:
-    """Show ``staging`` as ``site``, in one step. What ``site`` showed before is kept, for a
-    reader that was reading it (``PREVIOUS`` names it); ``tidy`` deletes the one before that."""
-    site = root / SITE
-    before = current(root)
-    link = root / f".{SITE}.new-{os.getpid()}"
+    """Show ``staging`` as ``site/``, in one step. What ``site/`` showed before is then at
+    ``staging``'s path, kept for a reader that holds it (``PREVIOUS`` names it); ``tidy``
+    deletes the one before that."""
+    site, builds = root / SITE, staging.parent
+    link = builds / f".{PREVIOUS}.new"
     link.unlink(missing_ok=True)
-    link.symlink_to(staging.relative_to(root))
-    if site.is_dir() and not site.is_symlink():  # a site/ from before site.builds/
-        _exchange(link, site)
-        shutil.rmtree(link)
+    if site.is_symlink():  # the layout before: site a link to site.builds/<build>/
+        link.symlink_to(os.path.basename(os.readlink(site)))
     else:
-        os.replace(link, site)  # atomic: the old link or the new one, never none
-    if before is not None and before != staging.resolve():
-        (before.parent / PREVIOUS).unlink(missing_ok=True)
-        (before.parent / PREVIOUS).symlink_to(before.name)
+        link.symlink_to(staging.name)
+    os.replace(link, builds / PREVIOUS)  # named before the swap: a kill between keeps both
+    if site.is_symlink() or site.exists():
+        _swap(staging, site)
+        if staging.is_symlink():
+            staging.unlink()
+    else:
+        os.rename(staging, site)
 
 
 class _Stopped:
@@ -187,7 +226,8 @@ def _build_locked(root: Path, what: str, command: list[str], stop: _Stopped) -> 
             return _say(what, _cause(error, root / SITE, "the swap into site/"))
         finally:
             progress_file.unlink(missing_ok=True)
-        print(f"{what}: site/ is now this build ({staging.relative_to(root)})", file=sys.stderr)
+        before = staging.relative_to(root)
+        print(f"{what}: site/ is now this build (the one before it: {before})", file=sys.stderr)
         return 0
 
 
@@ -202,11 +242,28 @@ def _say(what: str, why: str) -> int:
     return 1
 
 
+def reenter(root: Path, what: str, command: list[str]) -> None:
+    """This process replaced by the driver running ``command`` (this process's own command line,
+    run again: ``hooks/site_safety.py``); the driver imports ``build_support`` from beside the
+    hooks, whatever the folder it is started in."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    here = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))
+    driver = [sys.executable, "-m", "build_support.site_swap", "--root", str(root), what]
+    os.execve(sys.executable, [*driver, "--", *command], os.environ | {"PYTHONPATH": path})
+
+
 def main(argv: list[str]) -> int:
+    root = Path.cwd()
+    if argv[:1] == ["--root"] and len(argv) > 1:
+        root, argv = Path(argv[1]), argv[2:]
     if len(argv) < 3 or argv[1] != "--":
-        raise SystemExit('usage: python -m build_support.site_swap "make build" -- COMMAND...')
+        raise SystemExit(
+            'usage: python -m build_support.site_swap [--root DIR] "make build" -- COMMAND...'
+        )
     process_tree.die_with_parent()  # make ended: stopped, as by a Ctrl-C
-    return build(Path.cwd(), argv[0], argv[2:])
+    return build(root, argv[0], argv[2:])
 
 
 if __name__ == "__main__":

@@ -45,3 +45,7 @@ def on_post_build(config):
 
 def on_build_error(error):
     serve_staging.release_lock()
+
+
+def on_shutdown():
+    serve_staging.discard_staging()  # a rebuild stopped half way (Ctrl-C, SIGTERM)

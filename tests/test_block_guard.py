@@ -299,7 +299,7 @@ def test_a_failed_make_build_leaves_the_previous_site_as_it_was(site):
     assert "second" in (site / "site" / "index.html").read_text()
     assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == [
         "site",
-        "site.builds",  # the build shown, and the one before it, for its readers
+        "site.builds",  # the build shown before, kept for its readers; the lock
     ]
 
 
@@ -321,7 +321,7 @@ def test_a_block_that_ends_its_process_with_status_0_keeps_the_site_and_is_named
     assert (site / "site" / "index.html").read_text() == before
     assert sorted(p.name for p in site.iterdir() if p.name.startswith("site")) == [
         "site",
-        "site.builds",  # the build shown, and the one before it, for its readers
+        "site.builds",  # the build shown before, kept for its readers; the lock
     ]
 
 

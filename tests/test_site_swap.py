@@ -9,6 +9,7 @@ real ``make build``s of a one-page copy at once.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -64,14 +65,22 @@ def start(
 
 def whole(root: Path) -> str | None:
     """The name of the one build ``site/`` shows; None where it shows no whole build."""
-    try:  # the link read once: a reader that follows it per file may meet two builds
-        shown = (root / "site").resolve(strict=True)
-        files = list(shown.iterdir())
-        names = {path.read_text() for path in files}
-        count = len(files)
+    try:  # the folder opened once, as a reader holds it: one read by name per file may meet two
+        folder = os.open(root / "site", os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return None
-    return names.pop() if len(names) == 1 and count == FILES else None
+    try:
+        files = os.listdir(folder)
+        names = set()
+        opener = functools.partial(os.open, dir_fd=folder)
+        for name in files:
+            with open(name, encoding="utf-8", opener=opener) as f:
+                names.add(f.read())
+    except OSError:
+        return None
+    finally:
+        os.close(folder)
+    return names.pop() if len(names) == 1 and len(files) == FILES else None
 
 
 def holds(root: Path, build: subprocess.Popen) -> None:
@@ -87,17 +96,15 @@ def kept(root: Path) -> int:
     """How many builds ``site.builds/`` holds; no progress file nor staging is left over."""
     builds = root / "site.builds"
     assert not list(builds.glob("*.progress"))
-    assert (builds / "previous").resolve() != (root / "site").resolve()
-    return sum(1 for path in builds.iterdir() if path.is_dir() and not path.is_symlink())
+    assert (root / "site").is_dir() and not (root / "site").is_symlink()
+    return 1 + sum(1 for path in builds.iterdir() if path.is_dir() and not path.is_symlink())
 
 
-def whole_why(root):
+def whole_why(root: Path) -> object:
     try:
-        shown = (root / "site").resolve(strict=True)
-        files = list(shown.iterdir())
-        return shown.name, sorted((p.name, p.read_text()) for p in files)
-    except OSError as e:
-        return repr(e)
+        return sorted((p.name, p.read_text(encoding="utf-8")) for p in (root / "site").iterdir())
+    except OSError as error:
+        return repr(error)
 
 
 class Watch(threading.Thread):
@@ -223,15 +230,20 @@ def test_each_way_a_build_ends_says_its_step_and_that_site_is_kept(checkout, mor
     assert whole(checkout) == "first"
 
 
-def test_a_site_folder_from_before_is_exchanged_in_one_step(tmp_path):
-    (tmp_path / "site").mkdir()
+def test_a_site_link_from_before_is_exchanged_for_a_folder_in_one_step(tmp_path):
+    """``site`` a link into ``site.builds/`` (this module's layout before): the new build takes
+    its place as a plain folder; the build it showed is kept, for its readers."""
+    shown = tmp_path / "site.builds" / "20260101-000000-1"
+    shown.mkdir(parents=True)
     for n in range(FILES):
-        (tmp_path / "site" / f"p{n}.html").write_text("old")
+        (shown / f"p{n}.html").write_text("old", encoding="utf-8")
+    (tmp_path / "site").symlink_to(shown.relative_to(tmp_path))
     (tmp_path / "site.previous").mkdir()  # left by the shell swap of older Makefiles
     build = start(tmp_path, "new")
     build.communicate()
     assert build.returncode == 0
-    assert (tmp_path / "site").is_symlink() and whole(tmp_path) == "new"
+    assert not (tmp_path / "site").is_symlink() and whole(tmp_path) == "new"
+    assert (tmp_path / "site.builds" / "previous").resolve() == shown and shown.is_dir()
     assert not (tmp_path / "site.previous").exists()
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("site")) == []
 

@@ -31,12 +31,14 @@ import platform
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
 FOLDER = "jax-compilation"
 LIMIT_BYTES = 100 * 2**20  # past it, the oldest entries go (JAX itself would need filelock)
 _fresh: list[str] = []  # the folder of a FRESH=1 process, made once
+_FRESH_MADE = threading.Lock()
 
 
 def machine_key() -> str:
@@ -45,7 +47,7 @@ def machine_key() -> str:
 
     cpu = ""
     if os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as info:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
             wanted = ("model name", "flags", "Features", "CPU part")
             cpu = "".join(sorted({line for line in info if line.startswith(wanted)}))
     variables = sorted((k, v) for k, v in os.environ.items() if k.startswith(("XLA_", "JAX_")))
@@ -64,9 +66,10 @@ def machine_key() -> str:
 def directory(cache_dir: Path, fresh: bool) -> str:
     """The folder a build's untimed workers share (``FRESH=1``: one of this process's own)."""
     if fresh:
-        if not _fresh:
-            _fresh.append(tempfile.mkdtemp(prefix="course-jax-compilation-"))
-            atexit.register(shutil.rmtree, _fresh[0], True)
+        with _FRESH_MADE:  # workers are taken from several threads: one folder, deleted at exit
+            if not _fresh:
+                _fresh.append(tempfile.mkdtemp(prefix="course-jax-compilation-"))
+                atexit.register(shutil.rmtree, _fresh[0], True)
         return _fresh[0]
     prune(cache_dir / FOLDER)
     return str((cache_dir / FOLDER / machine_key()).resolve())
