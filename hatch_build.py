@@ -1,13 +1,15 @@
 """The wheel's version, summary and URLs, read from the course model at build time, and the
 book's expected outputs, put into the wheel when the site build passes them in.
 
-The wheel's version is the release's (``[tool.course] release``: ``make publish`` and mike's
-version folder read it there too), so the wheel a version folder serves always carries that
-folder's version. It holds every section at the section's own version: the summary names each,
-and each has a Project-URL labelled with its ID and version (``P5-9.1 v2026.07.20``), its page
-in the release, which ``examples.about`` reads. All of it comes through
-``build_support/section.py``, the one reader of the course model; hatchling builds in an
-environment of its own, where the project is not importable: the reader is loaded by its path.
+The wheel is the course's: its name (``dl-course``) names no section, and its version is the
+release's (``[tool.course] release``, in the release's own form, never a section's:
+``build_support/publishing/release.py``; ``make publish`` and mike's version folder read it
+there too), so the wheel a version folder serves always carries that folder's version. It holds
+every section at the section's own version: the summary names each, and each has a Project-URL
+labelled with its ID and version (``P5-9.1 v2026.07.20``), its page in the release, which
+``examples.about`` reads. All of it comes through ``build_support/section.py``, the one reader of
+the course model, and ``release.py``; hatchling builds in an environment of its own, where the
+project is not importable: both are loaded by their paths.
 
 The extras are written here too (``optional-dependencies`` is dynamic): ``charts``, and the GPU
 extra (``[tool.course] gpu-extra``), derived from the jax pins of ``[project] dependencies``, one
@@ -33,6 +35,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 SECTION_READER = Path("build_support") / "section.py"
+RELEASE_READER = Path("build_support") / "publishing" / "release.py"
 EXPECTED_OUTPUTS_SETTING = "expected-outputs"  # set by build_support/publishing/wheel_build.py
 EXPECTED_OUTPUTS_IN_WHEEL = "examples/expected-outputs.json"  # read by examples/verify.py
 # Charts on the site are drawn with matplotlib; the scoring code itself needs only jax and numpy.
@@ -40,13 +43,13 @@ CHARTS = ["matplotlib>=3.10"]
 LINUX = "sys_platform == 'linux'"  # where jax publishes its CUDA wheels
 
 
-def section_reader(root: Path):
-    """``build_support/section.py``, loaded by its path: the one reader of the version and of
-    the site's address."""
-    spec = importlib.util.spec_from_file_location("course_section", root / SECTION_READER)
-    section = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(section)
-    return section
+def reader(root: Path, path: Path):
+    """A reader of the course model, loaded by its path: ``SECTION_READER``, the one reader of
+    the sections, the site's address and the extras; ``RELEASE_READER``, of the release."""
+    spec = importlib.util.spec_from_file_location(f"course_{path.stem}", root / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def optional_dependencies(dependencies: list[str], gpu_extra: str) -> dict[str, list[str]]:
@@ -80,9 +83,10 @@ def section_urls(sections: list, release_url: str) -> dict[str, str]:
 class CustomMetadataHook(MetadataHookInterface):
     def update(self, metadata: dict) -> None:
         root = Path(self.root)
-        section = section_reader(root)
-        release, sections = section.release(root), section.sections(root)
-        metadata["version"] = str(Version(release))  # PEP 440: v2026.07.20 -> 2026.7.20
+        section = reader(root, SECTION_READER)
+        release = reader(root, RELEASE_READER).release(root)
+        sections = section.sections(root)
+        metadata["version"] = str(Version(release))  # PEP 440: v2026.12.05.1 -> 2026.12.5.1
         metadata["description"] = summary(sections, release)
         # The site is the project's home; the version folder holds this release's pages and wheel.
         home = section.site_url(root)

@@ -15,7 +15,7 @@
 # 4. Then, in the same environment with pytest added, the numeric tests and the throughput
 #    benchmarks of this checkout, on the GPU.
 #
-#   benchmarks/gpu_check.sh ['python -m pip install "dl-course-p5-9-1[cuda12] @ https://…"']
+#   benchmarks/gpu_check.sh ['python -m pip install "dl-course[cuda12] @ https://…"']
 #
 # GPU_CHECK_REHEARSAL=1 runs it on the CPU, to try the script on a machine with no GPU (its files
 # then go to /tmp). It still installs the GPU line (the CUDA wheels are about 3 GB) unless

@@ -11,7 +11,7 @@ import json
 import re
 from importlib.metadata import PackageNotFoundError, distribution, metadata
 
-DISTRIBUTION = "dl-course-p5-9-1"
+DISTRIBUTION = "dl-course"
 """The distribution's name; the import name is ``examples`` (PyPI's ``examples`` is unrelated)."""
 
 _SITE_LABELS = ("Homepage", "Documentation")
@@ -32,7 +32,7 @@ def about() -> str:
 
 def gpu_install_line() -> str:
     """The line that installs this version with its NVIDIA GPU extra, as the install box's GPU
-    tab prints it: ``python -m pip install "dl-course-p5-9-1[cuda12] @ <site><wheel>#sha256=…"``.
+    tab prints it: ``python -m pip install "dl-course[cuda12] @ <site><wheel>#sha256=…"``.
     The extra is the one whose requirements add a ``jax[...]`` extra."""
     try:
         meta = metadata(DISTRIBUTION)

@@ -21,8 +21,8 @@ source) becomes:
   check it, and refuse a wheel that is not the one this build served;
 - ``gpu_command``: the same wheel with its NVIDIA GPU extra: ``python -m pip install
   "<gpu_requirement>"``;
-- ``gpu_requirement``: the requirement it installs, ``dl-course-p5-9-1[cuda12] @ <requirement>``
-  (``gpu_requirement``);
+- ``gpu_requirement``: the requirement it installs, ``dl-course[cuda12] @ <requirement>``
+  (``gpu_requirement``): the course's distribution, never named for a section;
 - ``url``: the wheel's published address;
 - ``wheel``: the wheel's file name, which is also a link to it from a page in ``docs/``;
 - ``version``: on a page of a section (``build_support.section.section_of``), that section's
@@ -55,6 +55,7 @@ from mkdocs.structure.files import File
 from build_support import section, settings
 from build_support.caching.cache import Cache, key_of
 from build_support.execution import progress, state
+from build_support.publishing import release
 from build_support.publishing.wheel_build import (
     Wheel,
     builder_version,
@@ -142,7 +143,7 @@ def on_config(config):
     if not (project / "pyproject.toml").is_file():
         raise PluginError(f"wheel: no pyproject.toml beside {config.config_file_path}")
     try:
-        version, sections = section.release(project), section.sections(project)
+        version, sections = release.release(project), section.sections(project)
     except (OSError, KeyError, ValueError) as error:
         raise PluginError(f"wheel: the course model: {error!r}") from None
     deployed = settings.deployed_version()
@@ -163,7 +164,7 @@ def on_config(config):
 def gpu_requirement(project: Path, url: str) -> str:
     """The wheel at ``url`` (with its ``#sha256=``) with its extra for NVIDIA GPUs
     (pyproject.toml's ``[tool.course] gpu-extra``; hatch_build.py pins it to the wheel's own jax
-    versions), as a direct reference: ``dl-course-p5-9-1[cuda12] @ <url>``. The install line
+    versions), as a direct reference: ``dl-course[cuda12] @ <url>``. The install line
     quotes it for the shell (brackets, spaces)."""
     name = section.distribution_name(project)
     return f"{name}[{section.gpu_extra(project)}] @ {url}"
@@ -259,8 +260,10 @@ def on_post_page(output, page, config):
         for path in Path(page.file.abs_dest_path).parent.iterdir():
             if path.suffix in {".ipynb", ".py"}:
                 escape = (lambda value: json.dumps(value)[1:-1]) if path.suffix == ".ipynb" else str
-                text = fill_placeholders(path.read_text(), str(path), install, escape)
-                path.write_text(text)
+                text = fill_placeholders(
+                    path.read_text(encoding="utf-8"), str(path), install, escape
+                )
+                path.write_text(text, encoding="utf-8")
     return output
 
 

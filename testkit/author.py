@@ -46,22 +46,23 @@ def make_dry_run(*arguments: str) -> str:
     ).stdout
 
 
-def publish_as(repo: Path, version: str, section_page: Path) -> None:
-    """Make ``repo`` (a copy) publish ``version``: the release in its pyproject.toml and the
-    section's ``version:``, as an author moves both with one section (ARCHITECTURE, "The course
+def publish_as(repo: Path, release: str, section_page: Path, version: str) -> None:
+    """Make ``repo`` (a copy) publish ``release`` (its pyproject.toml's), with the section of
+    ``section_page`` at ``version``, as an author moves both (ARCHITECTURE, "The course
     model")."""
     for path, pattern, line in (
-        (repo / "pyproject.toml", r"^release = .*$", f'release = "{version}"'),
+        (repo / "pyproject.toml", r"^release = .*$", f'release = "{release}"'),
         (section_page, r"^version: .*$", f"version: {version}"),
     ):
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
         moved = re.sub(pattern, line, text, count=1, flags=re.M)
         assert moved != text or line in text, f"{path}: no {pattern!r} to change"
-        path.write_text(moved)
+        path.write_text(moved, encoding="utf-8")
 
 
 def section_version() -> str:
-    """The version, read by the Makefile from the section page's front matter."""
+    """The release ``make publish`` deploys, as the Makefile reads it (``make print-version``):
+    the version folder the tests read the published site from."""
     return run_in(ROOT, "make", "-s", "print-version").stdout.strip()
 
 
@@ -93,7 +94,7 @@ def publish_copy(workdir: Path, config_edit: Callable[[str], str] | None = None)
         (repo / name).symlink_to(ROOT / name)
     if config_edit is not None:
         config = repo / "mkdocs.yml"
-        config.write_text(config_edit(config.read_text()))
+        config.write_text(config_edit(config.read_text(encoding="utf-8")), encoding="utf-8")
     run_in(repo, "git", "init", "-q", "-b", "main")
     run_in(repo, "git", "add", "-A")
     run_in(repo, "git", "commit", "-q", "-m", "sources under test")

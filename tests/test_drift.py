@@ -11,11 +11,14 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 
 from build_support.publishing.record import RECORD_FILE, Output, compare
+from build_support.publishing.release import release
 from testkit.author import publish_as, publish_copy, run_in
-from testkit.project import MEASURED_PAGE, SECTION_PAGE
+from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 
 PAGE = f"{SECTION_PAGE}.md"
 MEASURED = f"{MEASURED_PAGE}.md"  # the turnaround table's page
+FIRST = release(ROOT)  # the release make publish deploys first
+NEXT = f"{FIRST.rsplit('.', 1)[0]}.{int(FIRST.rsplit('.', 1)[1]) + 1}"  # the next, the same day
 
 
 def _output(block: str, digest: str, expected: bool = False) -> Output:
@@ -50,36 +53,34 @@ def test_a_changed_printed_output_is_named_by_the_next_publish(tmp_path: Path):
     """NumPy 2's scalar repr, as it changed the manuscript's listing: a silent change in a printed
     output becomes a named one."""
     published_repo = publish_copy(tmp_path)  # its own throw-away repository: it publishes twice
-    first = json.loads(_show(published_repo, f"v2026.07.20/{RECORD_FILE}"))
-    assert first["version"] == "v2026.07.20"
+    first = json.loads(_show(published_repo, f"{FIRST}/{RECORD_FILE}"))
+    assert first["version"] == FIRST
     ids = {output["block_id"] for output in first["outputs"]}
     assert {"p5-9-1-practice-numpy", "notebooks/p5-9-1-practice-in-jax.py"} <= ids
     timed = {o["block_id"] for o in first["outputs"] if o["expected_to_change"]}
     assert "p5-9-1-turnaround-table" in timed and "p5-9-1-practice-numpy" not in timed
 
     page = published_repo / "docs" / PAGE
-    publish_as(published_repo, "v2026.08.01", page)
+    publish_as(published_repo, NEXT, page, "v2026.08.01")
     listing = published_repo / "docs/snippets" / SECTION_PAGE / "practice_numpy.py"
-    text = listing.read_text()
+    text = listing.read_text(encoding="utf-8")
     assert "round(float(score), 3)" in text
-    listing.write_text(text.replace("round(float(score), 3)", "round(score, 3)"))
+    listing.write_text(text.replace("round(float(score), 3)", "round(score, 3)"), encoding="utf-8")
     run_in(published_repo, "git", "commit", "-qam", "the listing as printed")
     # -o: the copy shares the checkout's .venv; the moved release must not re-sync it from here
     set_up = ("-o", ".venv/.synced", "-o", "node_modules/.installed")
     published = run_in(published_repo, "make", *set_up, "publish").stdout
 
-    assert f"changed since v2026.07.20: {PAGE} p5-9-1-practice-numpy" in published
+    assert f"changed since {FIRST}: {PAGE} p5-9-1-practice-numpy" in published
     changed = [line for line in published.splitlines() if line.startswith("changed since")]
     plain = [line for line in changed if "(expected: timings)" not in line]
-    assert plain == [f"changed since v2026.07.20: {PAGE} p5-9-1-practice-numpy"]
-    assert f"changed since v2026.07.20 (expected: timings): {MEASURED} p5-9-1-turnaround-table" in (
+    assert plain == [f"changed since {FIRST}: {PAGE} p5-9-1-practice-numpy"]
+    assert f"changed since {FIRST} (expected: timings): {MEASURED} p5-9-1-turnaround-table" in (
         published
     )
 
-    report = BeautifulSoup(
-        _show(published_repo, "v2026.08.01/build-report/index.html"), "html.parser"
-    )
-    assert "Outputs changed since v2026.07.20" in report.get_text()
+    report = BeautifulSoup(_show(published_repo, f"{NEXT}/build-report/index.html"), "html.parser")
+    assert f"Outputs changed since {FIRST}" in report.get_text()
     changed_items = [li.get_text() for li in report.select(".drift-changed li")]
     assert changed_items == [f"{PAGE} p5-9-1-practice-numpy"]
     expected_items = [li.get_text() for li in report.select(".drift-expected li")]

@@ -110,7 +110,7 @@ def test_each_install_box_shows_the_cpu_line_and_the_gpu_line_side_by_side(built
         cpu, gpu = lines.values()
         url = cpu.removeprefix(INSTALL)
         assert cpu.startswith(INSTALL) and urlsplit(url).path.endswith(".whl") and " " not in url
-        assert gpu == f'{INSTALL}"dl-course-p5-9-1[{EXTRA}] @ {url}"'  # the same #sha256=
+        assert gpu == f'{INSTALL}"dl-course[{EXTRA}] @ {url}"'  # the same #sha256=
 
 
 def local(requirement: str, base: str) -> str:

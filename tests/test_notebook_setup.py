@@ -4,7 +4,7 @@ lists a GPU, asks for a restart where the kernel already imported another jax or
 does nothing where the package is there (docs/notebooks/p5-9-1-practice-in-jax.py).
 
 The downloaded ``.ipynb`` runs in a Jupyter kernel of a fresh virtual environment that has no
-``dl-course-p5-9-1``, against the built site served on 127.0.0.1 (the notebook's wheel URL with
+``dl-course``, against the built site served on 127.0.0.1 (the notebook's wheel URL with
 only its host swapped). That environment gets ipykernel, and jax and numpy at the versions the
 wheel pins, from uv's cache (as Colab preinstalls its own): the cell's pip then needs nothing
 from the network but the served wheel.
@@ -53,7 +53,7 @@ def reader_env(**extra: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def fresh_venv(tmp_path_factory) -> Path:
-    """A virtual environment with pip, ipykernel, jax and numpy, and no dl-course-p5-9-1."""
+    """A virtual environment with pip, ipykernel, jax and numpy, and no dl-course."""
     venv = tmp_path_factory.mktemp("notebook-reader") / "venv"
     base = getattr(sys, "_base_executable", sys.executable)
     run([UV, "venv", "--seed", "--quiet", "--python", base, venv])
@@ -90,7 +90,7 @@ def kernel_spec(python: Path, folder: Path) -> str:
 
 
 def installed(python: Path) -> str | None:
-    probe = "import importlib.metadata as m\ntry: print(m.version('dl-course-p5-9-1'))\n"
+    probe = "import importlib.metadata as m\ntry: print(m.version('dl-course'))\n"
     probe += "except m.PackageNotFoundError: print('missing')"
     printed = run([python, "-c", probe], env=reader_env()).stdout.strip()
     return None if printed == "missing" else printed
@@ -156,7 +156,7 @@ def test_a_kernel_that_imported_another_numpy_is_told_to_restart(
     fresh_venv, local_notebook, tmp_path
 ):
     notebook, _ = local_notebook
-    run([fresh_venv, "-m", "pip", "uninstall", "--yes", "--quiet", "dl-course-p5-9-1"])
+    run([fresh_venv, "-m", "pip", "uninstall", "--yes", "--quiet", "dl-course"])
     stand_in = (
         "import sys, types\nsys.modules['numpy'] = types.SimpleNamespace(__version__='1.0')\n"
     )
@@ -173,7 +173,7 @@ def test_with_an_nvidia_gpu_the_cell_installs_the_gpu_extra(fresh_venv, local_no
     """A stand-in nvidia-smi lists a GPU; pip only resolves (``PIP_DRY_RUN``, its report):
     the GPU line's jax CUDA plugin, at the wheel's jax version."""
     notebook, local = local_notebook
-    run([fresh_venv, "-m", "pip", "uninstall", "--yes", "--quiet", "dl-course-p5-9-1"])
+    run([fresh_venv, "-m", "pip", "uninstall", "--yes", "--quiet", "dl-course"])
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "nvidia-smi").write_text(f'#!/bin/sh\necho "{LISTED}"\n')
@@ -191,7 +191,7 @@ def test_with_an_nvidia_gpu_the_cell_installs_the_gpu_extra(fresh_venv, local_no
     resolved = json.loads(report.read_text())
     versions = {i["metadata"]["name"]: i["metadata"]["version"] for i in resolved["install"]}
     requested = [i for i in resolved["install"] if i.get("requested")]
-    assert [i["metadata"]["name"] for i in requested] == ["dl-course-p5-9-1"]
+    assert [i["metadata"]["name"] for i in requested] == ["dl-course"]
     assert requested[0]["requested_extras"] == [section.gpu_extra()]
     assert requested[0]["download_info"]["url"].startswith(local)
     assert versions.get("jax-cuda12-plugin") == locked("jax"), versions

@@ -182,7 +182,7 @@ def test_a_chart_without_matplotlib_names_the_charts_extra(name, args, monkeypat
     for module in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib: ImportError
-    with pytest.raises(ImportError, match=r"pip install \"dl-course-p5-9-1\[charts\]"):
+    with pytest.raises(ImportError, match=r"pip install \"dl-course\[charts\]"):
         getattr(examples, name)(*args)
 
 

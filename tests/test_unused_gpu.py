@@ -56,7 +56,7 @@ def test_a_present_gpu_that_jax_does_not_use_is_named_with_the_gpu_line(command,
     assert len(notices) == 1, run.stderr
     line = gpu_install_line()
     assert notices[0].endswith(f"for JAX on the GPU, install: {line}")
-    assert line.startswith('python -m pip install "dl-course-p5-9-1[cuda12] @ https://'), line
+    assert line.startswith('python -m pip install "dl-course[cuda12] @ https://'), line
     assert line.endswith('-py3-none-any.whl"'), line
     assert NOTICE not in run.stdout  # what verify compares and turnaround prints stays as it was
 

@@ -10,7 +10,6 @@ Screenshots of the install box and of the notice, light and dark, go to test-art
 from __future__ import annotations
 
 import io
-import subprocess
 import zipfile
 from email.parser import Parser
 from pathlib import Path
@@ -19,37 +18,29 @@ from urllib.parse import urljoin
 import pytest
 from packaging.version import Version
 
-from testkit.author import author_env, extract_branch, publish_as, section_version
+from testkit.author import extract_branch, publish_as, run_in, section_version
 from testkit.browser_pages import SCHEMES, PageReport, open_page
-from testkit.project import ARTIFACTS, ROOT, SECTION_PAGE
+from testkit.project import ARTIFACTS, SECTION_PAGE
 from testkit.serving import serve
 from testkit.site import INSTALL, site_prefix
 
-OLD_VERSION = "v2026.01.05"  # older than any version this course publishes
+OLD_RELEASE = "v2026.01.05.1"  # older than any release this course publishes
+OLD_SECTION = "v2026.01.05"  # its one section's version
 SECTION_FILE = Path("docs") / f"{SECTION_PAGE}.md"
 
 
 @pytest.fixture(scope="session")
 def two_versions(published_repo: Path, tmp_path_factory) -> Path:
-    """The gh-pages tree with OLD_VERSION deployed beside the published version."""
-    # An older release, its one section at the same version (ARCHITECTURE, "The course model").
-    moved = [published_repo / SECTION_FILE, published_repo / "pyproject.toml"]
-    texts = [path.read_text() for path in moved]
-    publish_as(published_repo, OLD_VERSION, moved[0])
-    env = author_env()
-    env["PATH"] = f"{ROOT / '.venv' / 'bin'}:{env['PATH']}"  # mike runs mkdocs from PATH
+    """The gh-pages tree with OLD_RELEASE deployed beside the published version, by ``make
+    publish``, committed as an author commits a release (make publish refuses what is not)."""
+    # An older release, its one section at an older version (ARCHITECTURE, "The course model").
+    publish_as(published_repo, OLD_RELEASE, published_repo / SECTION_FILE, OLD_SECTION)
+    run_in(published_repo, "git", "commit", "-qam", "an older release")
+    set_up = ("-o", ".venv/.synced", "-o", "node_modules/.installed")  # the checkout's, shared
     try:
-        result = subprocess.run(
-            [str(ROOT / ".venv" / "bin" / "mike"), "deploy", OLD_VERSION],
-            cwd=published_repo,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        assert result.returncode == 0, result.stderr
+        run_in(published_repo, "make", *set_up, "publish")
     finally:
-        for path, text in zip(moved, texts, strict=True):
-            path.write_text(text)
+        run_in(published_repo, "git", "reset", "-q", "--hard", "HEAD~1")
     served = tmp_path_factory.mktemp("two-versions") / "served"
     extract_branch(published_repo, "gh-pages", served / site_prefix())
     return served
@@ -76,7 +67,7 @@ def read_version(browser, base: str, folder: str, scheme: str, shots: str | None
     selector = page.locator(".md-version__current")
     selector.wait_for(timeout=10_000)  # drawn once versions.json has loaded
     notice = page.locator('[data-md-component="outdated"]')
-    if folder == OLD_VERSION:
+    if folder == OLD_RELEASE:
         notice.wait_for(state="visible", timeout=10_000)
     command = page.locator("div.install-box pre code").first.inner_text().strip()  # the CPU tab
     seen = {
@@ -93,7 +84,7 @@ def read_version(browser, base: str, folder: str, scheme: str, shots: str | None
     if shots:
         ARTIFACTS.mkdir(exist_ok=True)
         path = ARTIFACTS / f"{shots}-{scheme}.png"
-        if folder == OLD_VERSION:  # the notice with the page's header under it
+        if folder == OLD_RELEASE:  # the notice with the page's header under it
             box = notice.bounding_box()
             page.screenshot(path=path, clip={**box, "height": box["height"] + 120})
         else:
@@ -109,7 +100,7 @@ def test_only_older_versions_show_the_notice_and_each_version_agrees_with_itself
 ):
     current = section_version()
     for folder, version, outdated, shots in [
-        (OLD_VERSION, OLD_VERSION, True, "outdated-notice"),
+        (OLD_RELEASE, OLD_RELEASE, True, "outdated-notice"),
         (current, current, False, "install-box"),
         ("latest", current, False, None),
     ]:
@@ -127,7 +118,7 @@ def test_only_older_versions_show_the_notice_and_each_version_agrees_with_itself
 
 def test_the_notice_takes_the_reader_to_the_same_page_in_latest(browser, two_versions_url):
     page = open_page(browser, "light")
-    page.goto(f"{two_versions_url}{OLD_VERSION}/glossary/", wait_until="networkidle")
+    page.goto(f"{two_versions_url}{OLD_RELEASE}/glossary/", wait_until="networkidle")
     notice = page.locator('[data-md-component="outdated"] a')
     notice.wait_for(state="visible", timeout=10_000)
     notice.click()
@@ -139,8 +130,8 @@ def test_the_notice_takes_the_reader_to_the_same_page_in_latest(browser, two_ver
 
 def test_the_old_version_serves_its_own_wheel(two_versions):
     root = two_versions / site_prefix()
-    old = sorted(path.name for path in (root / OLD_VERSION).glob("*.whl"))
+    old = sorted(path.name for path in (root / OLD_RELEASE).glob("*.whl"))
     current = sorted(path.name for path in (root / section_version()).glob("*.whl"))
     assert len(old) == len(current) == 1
     assert old != current
-    assert f"-{Version(OLD_VERSION)}-" in old[0]
+    assert f"-{Version(OLD_RELEASE)}-" in old[0]

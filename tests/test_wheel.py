@@ -50,7 +50,7 @@ def test_the_site_serves_the_wheel_of_its_version(built_site):
     for one in sections:
         assert f"{one.title} ({one.version})" in meta["Summary"]
     assert meta["Summary"].endswith(f"course release {version}.")
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert SpecifierSet(meta["Requires-Python"]) == SpecifierSet(pyproject["requires-python"])
     urls = meta.get_all("Project-URL")
     assert urls == [
@@ -84,7 +84,7 @@ def pinned(requirement: Requirement) -> str:
 
 def locked_versions(name: str) -> set[str]:
     """The versions of ``name`` that uv.lock resolved (one per branch of the markers)."""
-    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
     return {package["version"] for package in lock["package"] if package["name"] == name}
 
 
@@ -92,7 +92,7 @@ def test_the_wheel_holds_the_package_and_its_recordings_only(built_site):
     with zipfile.ZipFile(served_wheel(built_site)) as archive:
         names = archive.namelist()
     top = {name.split("/")[0] for name in names}
-    assert top == {"examples", f"dl_course_p5_9_1-{Version(section_version())}.dist-info"}
+    assert top == {"examples", f"dl_course-{Version(section_version())}.dist-info"}
     assert any(name.startswith("examples/recordings/gpu-") for name in names)
     assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
 
@@ -122,7 +122,7 @@ def test_the_wheel_key_holds_the_versions_of_hatchling_and_what_it_runs_on():
     assert said.startswith(f"hatchling {installed('hatchling')}; "), said
     for name in ("packaging", "pathspec", "pluggy", "trove-classifiers"):
         assert f"{name} {installed(name)}" in said, said
-    lock = tomllib.loads((ROOT / "uv.lock").read_text())["package"]
+    lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))["package"]
     locked = {package["name"]: package.get("version") for package in lock}
     assert installed("hatchling") == locked["hatchling"]  # the lock's hatchling builds it
 
@@ -147,7 +147,7 @@ def test_the_build_writes_the_bytes_of_the_backends_own_wheel(tmp_path):
     assert (ours.name, ours.content) == (backend.name, backend.read_bytes())
 
     expected = tmp_path / "outputs.json"
-    expected.write_text('{"blocks": []}\n')
+    expected.write_text('{"blocks": []}\n', encoding="utf-8")
     carrying = wheel_build.built_wheel(ROOT, expected)
     with zipfile.ZipFile(__import__("io").BytesIO(carrying.content)) as archive:
         assert archive.read("examples/expected-outputs.json") == expected.read_bytes()
@@ -166,21 +166,25 @@ def test_the_digest_changes_with_every_input(tmp_path):
     assert digest(tmp_path, "v2", "https://site.invalid/v1/") != before
     assert digest(tmp_path, "v1", "https://other.invalid/v1/") != before
     recording = next((tmp_path / "examples" / "recordings").glob("*.json"))
-    recording.write_text(recording.read_text() + " ")
+    recording.write_text(recording.read_text(encoding="utf-8") + " ", encoding="utf-8")
     edited = digest(tmp_path, "v1", "https://site.invalid/v1/")
     assert edited != before
     reader = tmp_path / "build_support" / "section.py"  # hatch_build.py reads the version with it
-    reader.write_text(reader.read_text() + "\n")
+    reader.write_text(reader.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     assert digest(tmp_path, "v1", "https://site.invalid/v1/") != edited
     edited = digest(tmp_path, "v1", "https://site.invalid/v1/")
     config = tmp_path / "mkdocs.yml"  # under mkdocs serve, folder_url is not its site_url
-    config.write_text(config.read_text().replace("site_url: https://", "site_url: https://new."))
+    moved = config.read_text(encoding="utf-8").replace(
+        "site_url: https://", "site_url: https://new."
+    )
+    config.write_text(moved, encoding="utf-8")
     assert digest(tmp_path, "v1", "https://site.invalid/v1/") != edited
 
 
 def test_a_wheel_that_cannot_be_built_fails_the_build_and_says_so(docs_copy):
     hatch_build = docs_copy / "hatch_build.py"  # loaded by hatchling for every wheel it builds
-    hatch_build.write_text(hatch_build.read_text() + '\nraise RuntimeError("broken on purpose")\n')
+    broken = hatch_build.read_text(encoding="utf-8") + '\nraise RuntimeError("broken on purpose")\n'
+    hatch_build.write_text(broken, encoding="utf-8")
     result = mkdocs_build(docs_copy / "mkdocs.yml", docs_copy / "site")
     assert result.returncode != 0
     assert "wheel: hatchling could not build" in result.stderr
@@ -188,10 +192,10 @@ def test_a_wheel_that_cannot_be_built_fails_the_build_and_says_so(docs_copy):
 
 
 def test_a_wheel_missing_from_the_built_site_fails_the_build_and_names_it(tmp_path):
-    name = "dl_course_p5_9_1-1-py3-none-any.whl"
+    name = "dl_course-1-py3-none-any.whl"
     site = tmp_path / "site"
     site.mkdir()
-    with pytest.raises(PluginError, match=r"dl_course_p5_9_1-1-py3-none-any\.whl is missing"):
+    with pytest.raises(PluginError, match=r"dl_course-1-py3-none-any\.whl is missing"):
         wheel_hook.check_served(site, name)
     (site / name).write_bytes(b"PK")
     wheel_hook.check_served(site, name)  # served: no error
@@ -222,7 +226,9 @@ def test_mike_must_deploy_the_pages_own_version():
 def test_no_page_tells_a_reader_to_install_by_name(built_site):
     by_name = []
     for html in built_site.rglob("*.html"):
-        text = " ".join(BeautifulSoup(html.read_text(), "html.parser").get_text().split())
+        text = " ".join(
+            BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser").get_text().split()
+        )
         for bare in ("pip install examples", "pip install dl-course", "pip install dl_course"):
             if bare in text:
                 by_name.append(f"{html.relative_to(built_site)}: {bare!r}")

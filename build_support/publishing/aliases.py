@@ -7,7 +7,11 @@ with no alias in ``versions.json``. Version order: PEP 440's (``packaging``), af
 ``v``, so ``v2026.08.01`` is newer than ``v2026.07.20`` and ``v2026.10.01`` newer than
 ``v2026.9.30``; a name that is not a version is never placed above one that is.
 
-    python -m build_support.publishing.aliases VERSION   # mike deploy's arguments, printed
+Before any build, the command refuses a working tree whose files the site is built from differ
+from ``HEAD`` (``uncommitted.py``), naming them, unless given ``--allow-dirty`` (``make publish
+ALLOW_DIRTY=1``).
+
+    python -m build_support.publishing.aliases VERSION [--allow-dirty]  # mike deploy's arguments
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import sys
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
+
+from .uncommitted import refusal, said, uncommitted
 
 LATEST = "latest"
 BRANCH = "gh-pages"
@@ -34,7 +40,11 @@ def order(name: str) -> tuple[int, Version | str]:
 def published(repo: Path, branch: str = BRANCH) -> list[str]:
     """The versions on ``branch``'s ``versions.json`` (none: no branch, or no file yet)."""
     shown = subprocess.run(
-        ["git", "show", f"{branch}:versions.json"], cwd=repo, capture_output=True, text=True
+        ["git", "show", f"{branch}:versions.json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
     )
     if shown.returncode != 0:
         return []
@@ -49,7 +59,22 @@ def deploy_arguments(version: str, versions: list[str]) -> list[str]:
     return [version]
 
 
+def main(argv: list[str], repo: Path) -> int:
+    if not argv or argv[1:] not in ([], ["--allow-dirty"]):
+        raise SystemExit("usage: python -m build_support.publishing.aliases V [--allow-dirty]")
+    try:
+        version, changed = argv[0], uncommitted(repo)
+    except RuntimeError as error:  # not a git repository: mike could not deploy either
+        print(f"make publish: {error}", file=sys.stderr)
+        return 1
+    if changed and argv[1:] != ["--allow-dirty"]:
+        print(refusal(changed, version), file=sys.stderr)
+        return 1
+    if changed:
+        print(f"make publish: deploying {version} {said(changed)}", file=sys.stderr)
+    print(" ".join(deploy_arguments(version, published(repo))))
+    return 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python -m build_support.publishing.aliases VERSION")
-    print(" ".join(deploy_arguments(sys.argv[1], published(Path.cwd()))))
+    sys.exit(main(sys.argv[1:], Path.cwd()))

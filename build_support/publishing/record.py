@@ -85,7 +85,7 @@ def write(site_dir: Path, version: str, outputs: list[Output], drift: Drift) -> 
         "changes": drift.lines(),
         "outputs": [asdict(output) for output in outputs],
     }
-    path.write_text(json.dumps(record, indent=1) + "\n")
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return path
 
 

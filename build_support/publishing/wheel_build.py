@@ -37,9 +37,10 @@ from ..caching.cache import Cache, log
 from ..caching.store import EntryFault
 from ..section import PACKAGE
 
-# Everything the wheel is built from (hatch_build.py reads the version from the section page
-# and the URLs from mkdocs.yml: the digest takes those two values, not the whole files).
+# Everything the wheel is built from (hatch_build.py reads the sections from their pages and
+# the URLs from mkdocs.yml: the digest takes those values, not the whole files).
 WHEEL_SOURCES = ("pyproject.toml", "hatch_build.py", "build_support/section.py", "README.md")
+WHEEL_SOURCES += ("build_support/publishing/release.py",)
 WHEEL_SOURCES += (PACKAGE,)
 EXPECTED_OUTPUTS_SETTING = "expected-outputs"  # hatch_build.py reads it (its own constant)
 
@@ -138,7 +139,7 @@ def built_wheel(project: Path, expected: Path | None = None) -> Wheel:
     file ``expected``, where given (hatch_build.py reads the path from its hook's settings)."""
     from hatchling.builders.wheel import WheelBuilder  # on first use: 0.1 s, once a process
 
-    config = tomllib.loads((project / "pyproject.toml").read_text())
+    config = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
     if expected is not None:
         hook = config["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]
         hook[EXPECTED_OUTPUTS_SETTING] = str(expected)
