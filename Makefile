@@ -22,14 +22,23 @@ PYTHON_MINOR := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_in
 VENV := .venv
 BIN := $(VENV)/bin
 VENV_MADE := $(VENV)/.made-with-python$(PYTHON_MINOR)
+# A folder make keeps that another user made (`sudo make build` remakes .venv as root, for root's
+# Python) is said in one line, with its owner and the fix, before any rule removes or writes in
+# it: rm -rf would print a "Permission denied" per file (build_support/writable.py).
+UNWRITABLE := $(shell $(PYTHON) -m build_support.writable $(VENV) node_modules .cache site.builds 2>/dev/null)
+ifneq ($(UNWRITABLE),)
+$(error $(UNWRITABLE))
+endif
 UV_VERSION := 0.13.8
 export UV_LINK_MODE := copy
 # The switches every build runs with, exported from their one home (each says why it is set):
 # build_support/build_command.py, which check-cache and the tests' builds read too.
 $(foreach switch,$(shell $(PYTHON) -m build_support.build_command env),$(eval export $(switch)))
-# The release's version is written once, pyproject.toml's [tool.course] release (each section's own
-# version is in its page's front matter); publishing reads it there. Read only where used.
-VERSION = $(shell $(PYTHON) -m build_support.section version)
+# The release's version is written once, pyproject.toml's [tool.course] release, in the release's
+# own form, vYYYY.MM.DD.N (each section's own version, vYYYY.MM.DD, is in its page's front
+# matter); publishing reads it there, checked (build_support/publishing/release.py). Read only
+# where used.
+VERSION = $(shell $(PYTHON) -m build_support.publishing.release)
 
 # BUILDER=properdocs (make build, serve or publish): build with ProperDocs, the maintained fork of
 # MkDocs 1.6 (uv.lock holds both), instead of the default, build_support/build_command.py's BUILDER
@@ -45,7 +54,7 @@ endif
 # make publish always does. Both are settings of the build: mkdocs.yml's extra.build.
 FRESH ?=
 
-.PHONY: setup browser serve build check-cache check-pythons check-upstream test test-tools lint bench publish print-version clean new-section
+.PHONY: setup browser serve build check-cache check-pythons check-upstream test test-tools lint bench publish unpublish print-version clean new-section
 
 ## setup: create or update .venv and node_modules when missing or stale (their lock files newer)
 setup: $(VENV)/.synced node_modules/.installed
@@ -89,11 +98,11 @@ test-tools: browser
 ## (build_support/execution/guard.py).
 DEV_ADDR ?= 127.0.0.1:8000
 serve: browser
-	$(BIN)/$(BUILDER) serve --strict -f mkdocs.yml --dev-addr $(DEV_ADDR) --watch examples --watch hooks
+	$(BIN)/$(BUILDER) serve --strict -f mkdocs.yml --dev-addr $(DEV_ADDR)
 
-# A build writes into a folder of its own, site.builds/<build>/, and site (a link to the build
-# shown) is replaced by a link to it in one step once it finished: at every instant site/ is one
-# whole build, the old or the new, whatever is killed when. Builds of one checkout (make build,
+# A build writes into a folder of its own, site.builds/<build>/, swapped with the folder site/
+# in one step once it finished: at every instant site/ is a plain folder holding one whole build,
+# the old or the new, whatever is killed when (mkdocs build run directly is re-run this way). Builds of one checkout (make build,
 # make publish, make serve's rebuilds) take turns: a second one waits, saying for whose. A build
 # that failed or ended early leaves site/ as it was, and says the step it was in
 # (build_support/site_swap.py; build_lock.py; execution/progress.py).
@@ -138,25 +147,38 @@ bench: build
 	@for script in benchmarks/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 ## publish: deploy $(VERSION) to the local gh-pages branch (never pushes), alias latest if newest,
-## executed fresh, then print which outputs changed since the previous version on gh-pages
+## executed fresh, then print which outputs changed since the previous version on gh-pages.
+## Refuses, naming them, files the site is built from that differ from the last commit;
+## ALLOW_DIRTY=1 deploys them, and the deploy's commit message on gh-pages names them.
 # mike runs the builder from PATH, so the virtual environment goes first on it. latest goes to
 # $(VERSION) only where it is the newest version on gh-pages (by version order: a re-published
-# older version keeps its place; build_support/publishing/aliases.py).
+# older version keeps its place; build_support/publishing/aliases.py). The root's redirect is
+# set to latest only where none is set (an author's mike set-default stays; gh_pages.py).
 MIKE := env PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m build_support.publishing.mike_builder $(BUILDER)
+ALLOW_DIRTY ?=
 publish: setup
 	@test -n "$(VERSION)" || { echo "make publish: no version to deploy (see above)" >&2; exit 1; }
-	deploy="$$($(BIN)/python -m build_support.publishing.aliases $(VERSION))" \
+	deploy="$$($(BIN)/python -m build_support.publishing.aliases $(VERSION) $(if $(filter 1,$(ALLOW_DIRTY)),--allow-dirty))" \
 		&& FRESH=1 $(SITE_SWAP) "make publish" -- $(MIKE) deploy $$deploy
-	$(MIKE) set-default latest
+	@$(BIN)/python -m build_support.publishing.gh_pages settle
 	@$(BIN)/python -m build_support.publishing.record $(VERSION)
+
+## unpublish: VERSION=v2026.12.05.1: remove that version from the local gh-pages branch (never
+## pushes); latest goes to the newest version left, and the root keeps redirecting to a folder
+## that exists (build_support/publishing/gh_pages.py)
+unpublish: setup
+	@test "$(origin VERSION)" = "command line" || { echo "make unpublish: name the version: make unpublish VERSION=..." >&2; exit 1; }
+	@$(BIN)/python -m build_support.publishing.gh_pages unpublish $(VERSION)
 
 print-version:
 	@echo $(VERSION)
 
-## new-section: ID=P5-9.2 TITLE="Batches And Tensors": a new section's page, module, test and
-## entries (build_support/new_section.py; ADDING-A-SECTION.md says what to write next)
+## new-section: ID=P5-9.2 TITLE="Batches And Tensors" [MODULE=name]: a new section's page, module,
+## test and entries (build_support/new_section.py; ADDING-A-SECTION.md says what to write next)
+# The values reach it through the environment (make exports what the command line sets), not
+# pasted into the shell's command: a title may hold a quote.
 new-section: setup
-	$(BIN)/python -m build_support.new_section "$(ID)" "$(TITLE)"
+	$(BIN)/python -m build_support.new_section "$$ID" "$$TITLE" "$$MODULE"
 
 ## clean: remove the built site and every cache (.cache/; the store's entries at $COURSE_CACHE_DIR)
 # The store's own command deletes only the files of its layout: COURSE_CACHE_DIR may name a

@@ -62,8 +62,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         one_page = Path(tmp, "one-page")
         (one_page / "docs").mkdir(parents=True)
-        (one_page / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
-        (one_page / "docs" / "index.md").write_text("# One page\n\nNothing to run.\n")
+        (one_page / "mkdocs.yml").write_text(ONE_PAGE_CONFIG, encoding="utf-8")
+        (one_page / "docs" / "index.md").write_text(
+            "# One page\n\nNothing to run.\n", encoding="utf-8"
+        )
         cache = Path(tmp, "cache")  # the store of every cache: cold means all of them empty
         site = Path(tmp, "site")
         full = ROOT / "mkdocs.yml"

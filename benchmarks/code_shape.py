@@ -26,7 +26,7 @@ def python_files(paths: list[Path]) -> list[Path]:
 
 def definitions(path: Path) -> list[tuple[int, str, str]]:
     """(lines, kind, "file:line name") for every function and class in the file."""
-    tree = ast.parse(path.read_text())
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -41,7 +41,9 @@ def _name(path: Path) -> str:
 
 
 def report(files: list[Path]) -> list[str]:
-    modules = sorted(((len(p.read_text().splitlines()), _name(p)) for p in files), reverse=True)
+    modules = sorted(
+        ((len(p.read_text(encoding="utf-8").splitlines()), _name(p)) for p in files), reverse=True
+    )
     found = sorted((d for p in files for d in definitions(p)), reverse=True)
     functions = [(n, name) for n, kind, name in found if kind == "function"]
     classes = [(n, name) for n, kind, name in found if kind == "class"]

@@ -82,14 +82,18 @@ def make_copy(where: Path, pages: int, executed: bool, source: Path = ROOT) -> P
     for number in range(1, pages + 1):
         path = project / "docs" / "course" / f"page-{number:02d}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page(number))
+        path.write_text(page(number), encoding="utf-8")
     if not executed:
         for path in (project / "docs").rglob("*.md"):
-            path.write_text(_EXEC_ON.sub('exec="off"', path.read_text()))
+            path.write_text(
+                _EXEC_ON.sub('exec="off"', path.read_text(encoding="utf-8")), encoding="utf-8"
+            )
         # The Try it panel's hook reads the measured page's tables, which an unexecuted page
         # does not have: the floor builds without it (a little less work, so a stricter floor).
         config = project / "mkdocs.yml"
-        config.write_text(_TRY_IT_HOOK.sub("", config.read_text()))
+        config.write_text(
+            _TRY_IT_HOOK.sub("", config.read_text(encoding="utf-8")), encoding="utf-8"
+        )
     return project
 
 
@@ -106,17 +110,19 @@ def build(project: Path) -> tuple[float, tuple[int, int, int]]:
     if found is None:
         raise SystemExit("no Execution report line in the build's log")
     blocks, notebooks, ran, _ = map(int, found.groups())
-    report = (project / "site" / "build-report" / "index.html").read_text()
+    report = (project / "site" / "build-report" / "index.html").read_text(encoding="utf-8")
     return seconds, (blocks + notebooks, ran, len(_RAN_ROW.findall(report)))
 
 
 def edit(project: Path, number: int) -> None:
     """``+ number - number`` added to counting.py's product (replacing an earlier edit)."""
     path = project / "examples" / "counting.py"
-    text, found = PRODUCT.subn(rf"\1 + {number} - {number}", path.read_text(), count=1)
+    text, found = PRODUCT.subn(
+        rf"\1 + {number} - {number}", path.read_text(encoding="utf-8"), count=1
+    )
     if not found:
         raise SystemExit(f"benchmarks/course_scale.py: {PRODUCT.pattern} not in counting.py")
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
 
 
 def tree_of(commit: str, where: Path) -> Path:

@@ -76,7 +76,7 @@ def lighthouse(url: str, report: Path) -> dict[str, float]:
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     if result.returncode != 0:
         raise SystemExit(f"lighthouse failed on {url}:\n{result.stderr[-2000:]}")
-    data = json.loads(report.read_text())
+    data = json.loads(report.read_text(encoding="utf-8"))
     figures = {name: data["categories"][name]["score"] * 100 for name in CATEGORIES}
     figures["weight"] = data["audits"]["total-byte-weight"]["numericValue"]
     figures["tbt"] = data["audits"]["total-blocking-time"]["numericValue"]
@@ -218,8 +218,10 @@ def main() -> int:
         version_root = served / site_prefix() / section_version()
         stock = workdir / "stock"
         (stock / "docs").mkdir(parents=True)
-        (stock / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
-        (stock / "docs" / "index.md").write_text("# One page\n\nNothing to run.\n")
+        (stock / "mkdocs.yml").write_text(ONE_PAGE_CONFIG, encoding="utf-8")
+        (stock / "docs" / "index.md").write_text(
+            "# One page\n\nNothing to run.\n", encoding="utf-8"
+        )
         if mkdocs_build(stock / "mkdocs.yml", served / "stock-material").returncode != 0:
             raise SystemExit("the stock one-page Material site did not build")
         pages = built_pages(version_root)

@@ -368,11 +368,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         stock = Path(tmp, "stock")
         (stock / "docs").mkdir(parents=True)
-        (stock / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
-        (stock / "docs" / "index.md").write_text("# One page\n\nNothing to run.\n")
+        (stock / "mkdocs.yml").write_text(ONE_PAGE_CONFIG, encoding="utf-8")
+        (stock / "docs" / "index.md").write_text(
+            "# One page\n\nNothing to run.\n", encoding="utf-8"
+        )
         served = Path(tmp, "served")
         served.mkdir()
-        (served / "blank.txt").write_text("")
+        (served / "blank.txt").write_text("", encoding="utf-8")
         (served / "site").symlink_to(args.site.resolve())
         if mkdocs_build(stock / "mkdocs.yml", served / "stock").returncode != 0:
             raise SystemExit("the stock one-page Material site did not build")

@@ -61,7 +61,7 @@ def weigh(browser, site: Path, base: str, page: str) -> dict[str, object]:
         "html": sizes.get(base + page, 0),
         "total": sum(sizes.values()),
         "gzip": gzipped,
-        "diagram": 'class="course-diagram"' in html_file.read_text(),
+        "diagram": 'class="course-diagram"' in html_file.read_text(encoding="utf-8"),
         "mermaid": any("mermaid" in urlsplit(url).path for url in sizes),
         "missing": missing,
     }

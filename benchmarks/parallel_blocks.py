@@ -41,11 +41,13 @@ _SNIPPET = re.compile(r'^--8<-- "([^"]+)"$', re.M)
 def independent_blocks(pages: int) -> list[str]:
     """The code of every block a cold build could run on its own, in any order."""
     found = []
-    for match in _FENCE.finditer((ROOT / "docs" / f"{SECTION_PAGE}.md").read_text()):
+    for match in _FENCE.finditer(
+        (ROOT / "docs" / f"{SECTION_PAGE}.md").read_text(encoding="utf-8")
+    ):
         options, code = match[2], textwrap.dedent(match[3])
         if "session=" in options or 'timed="yes"' in options:
             continue
-        found.append(_SNIPPET.sub(lambda m: (ROOT / m[1]).read_text(), code))
+        found.append(_SNIPPET.sub(lambda m: (ROOT / m[1]).read_text(encoding="utf-8"), code))
     found += [block.format(n=n) for n in range(1, pages + 1) for block in BLOCKS]
     return found
 

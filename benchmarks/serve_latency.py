@@ -77,10 +77,10 @@ class Site:
     def __init__(self, name: str, root: Path, page: Path, url_path: str, sentence: str, env):
         self.name, self.root, self.page, self.sentence = name, root, page, sentence
         self.in_block = sentence == BLOCK_LINE
-        self.original = page.read_text()
+        self.original = page.read_text(encoding="utf-8")
         port = free_port()
         self.url = f"http://{LOCAL_HOST}:{port}/{url_path}"
-        self.log = (root / "serve.log").open("w")
+        self.log = (root / "serve.log").open("w", encoding="utf-8")
         self.server = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", f"{LOCAL_HOST}:{port}"]
             + (
@@ -96,7 +96,7 @@ class Site:
         _anywhere_in_the_watchers_cycle()
         added = f'\nprint("<p>{word}</p>")' if self.in_block else f" {word}"
         text = self.original.replace(self.sentence, f"{self.sentence}{added}", 1)
-        self.page.write_text(text)
+        self.page.write_text(text, encoding="utf-8")
         return _wait_for(self.url, word)
 
     def stop(self) -> None:
@@ -126,11 +126,11 @@ def module_edits(edits: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         project = copy_project(Path(tmp, "project"))
         module = project / "examples" / "extra.py"
-        module.write_text(EXTRA_MODULE.format(word="start"))
+        module.write_text(EXTRA_MODULE.format(word="start"), encoding="utf-8")
         page = project / "docs" / f"{SECTION_PAGE}.md"
-        page.write_text(page.read_text() + EXTRA_BLOCK)
+        page.write_text(page.read_text(encoding="utf-8") + EXTRA_BLOCK, encoding="utf-8")
         notebook = project / "docs" / "notebooks" / f"{SECTION_PAGE.split('-gpus')[0]}-extra.py"
-        notebook.write_text(EXTRA_NOTEBOOK)
+        notebook.write_text(EXTRA_NOTEBOOK, encoding="utf-8")
         site = Site("this site", project, page, f"{SECTION_PAGE}/", SENTENCE, copy_env(project))
         notebook_url = site.url.replace(f"{SECTION_PAGE}/", f"notebooks/{notebook.stem}/")
         rows = []
@@ -139,13 +139,15 @@ def module_edits(edits: int) -> None:
             _wait_for(notebook_url, "notebook: start")
             for i in range(edits):
                 word = f"edited{i}word"
-                log_before = (project / "serve.log").read_text()
+                log_before = (project / "serve.log").read_text(encoding="utf-8")
                 _anywhere_in_the_watchers_cycle()
-                module.write_text(EXTRA_MODULE.format(word=word))
+                module.write_text(EXTRA_MODULE.format(word=word), encoding="utf-8")
                 page_s = _wait_for(site.url, word)
                 still_running = "This notebook is still running" in _fetch(notebook_url)
                 notebook_s = page_s + _wait_for(notebook_url, f"notebook: {word}")
-                ran = _BLOCK_RAN.findall((project / "serve.log").read_text()[len(log_before) :])
+                ran = _BLOCK_RAN.findall(
+                    (project / "serve.log").read_text(encoding="utf-8")[len(log_before) :]
+                )
                 rows.append((page_s, float(ran[0]) if ran else float("nan"), still_running))
                 print(
                     f"edit {i}: page {page_s:.2f} s, block {rows[-1][1]:.2f} s, notebook "
@@ -181,8 +183,10 @@ def main() -> None:
         project = copy_project(Path(tmp, "project"))
         one_page = Path(tmp, "one-page")
         (one_page / "docs").mkdir(parents=True)
-        (one_page / "mkdocs.yml").write_text("site_name: One page\ntheme:\n  name: material\n")
-        (one_page / "docs" / "index.md").write_text(f"# One page\n\n{SENTENCE}\n")
+        (one_page / "mkdocs.yml").write_text(
+            "site_name: One page\ntheme:\n  name: material\n", encoding="utf-8"
+        )
+        (one_page / "docs" / "index.md").write_text(f"# One page\n\n{SENTENCE}\n", encoding="utf-8")
         sites = [
             Site(
                 "this site",

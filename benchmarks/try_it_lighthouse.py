@@ -34,10 +34,10 @@ PANEL_FILES = re.compile(r"/(try-it|vendor/jax-js)/")
 def without_panel(site: Path, copy: Path) -> None:
     shutil.copytree(site, copy)
     page = copy / SECTION_PAGE / "index.html"
-    html, found = PANEL.subn("", page.read_text())
+    html, found = PANEL.subn("", page.read_text(encoding="utf-8"))
     if found != 1:
         raise SystemExit(f"the panel's markup was found {found} times in the section page")
-    page.write_text(html)
+    page.write_text(html, encoding="utf-8")
 
 
 def main() -> int:
@@ -80,7 +80,7 @@ def main() -> int:
 
 
 def _network(report: Path) -> list[str]:
-    data = json.loads(report.read_text())
+    data = json.loads(report.read_text(encoding="utf-8"))
     return [item["url"] for item in data["audits"]["network-requests"]["details"]["items"]]
 
 

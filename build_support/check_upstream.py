@@ -66,9 +66,11 @@ def report(locked: Path, upstream: Path) -> list[str]:
 def _upstream(copy: Scratch, site: Path) -> list[str]:
     """The newest of everything installed in ``copy``'s environment, then its build into
     ``site``: what failed (empty: it built)."""
-    wanted, pinned = requirements(tomllib.loads((copy.root / "pyproject.toml").read_text()))
-    (copy.root / "upstream-requirements.txt").write_text("\n".join(wanted) + "\n")
-    (copy.root / "upstream-overrides.txt").write_text("\n".join(pinned) + "\n")
+    wanted, pinned = requirements(
+        tomllib.loads((copy.root / "pyproject.toml").read_text(encoding="utf-8"))
+    )
+    (copy.root / "upstream-requirements.txt").write_text("\n".join(wanted) + "\n", encoding="utf-8")
+    (copy.root / "upstream-overrides.txt").write_text("\n".join(pinned) + "\n", encoding="utf-8")
     installed = copy.pip_install(
         *("--upgrade", "-r", "upstream-requirements.txt", "--override", "upstream-overrides.txt"),
         *("--editable", f"{copy.root}[charts]"),

@@ -1,6 +1,13 @@
 """``make new-section ID=P5-9.2 TITLE="Batches And Tensors"``: everything a new section needs
 before its author writes a word, so that the site builds and the tests pass as it is.
 
+What the author types is checked first, each refusal one line naming the field and its form: the
+ID in ASCII (``P5-9.2``: file names and links are made of it), the title one line of letters,
+digits, spaces and plain punctuation (it is written into YAML, Markdown and Python), and the
+module's name (``MODULE=``), which is otherwise the title spelled in ASCII: accents dropped and
+a few letters spelled out (``Tensörs Und Größen``: ``tensors_und_grossen``); a title that cannot
+be spelled so asks for one.
+
 It writes (ADDING-A-SECTION.md lists what the author writes next, and what the build derives):
 
 - the page, ``docs/<slug>-<title>.md``: front matter (``section_id``, ``version``: today's date,
@@ -15,15 +22,18 @@ It writes (ADDING-A-SECTION.md lists what the author writes next, and what the b
 Nothing is overwritten: an existing page, module or test, or an ID already taken, stops it
 before it writes anything. Standard library only, but for ruff, which sorts the imports it adds.
 
-    python -m build_support.new_section P5-9.2 "Batches And Tensors"
+    python -m build_support.new_section P5-9.2 "Batches And Tensors" [module_name]
 """
 
 from __future__ import annotations
 
 import datetime
+import json
+import keyword
 import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 from . import section
@@ -59,7 +69,7 @@ PAGE = """\
 ---
 section_id: {id}
 version: {version}
-description: Section {id} of the deep-learning course, {title}.
+description: {description}
 ---
 
 # {id} {title}
@@ -75,7 +85,7 @@ print({function}(2))
 """
 
 MODULE = '''\
-"""Live code for course section {id} "{title}".
+"""Live code for course section {id}, the page docs/{page}.
 
 Made by ``make new-section``: a starting point, to be replaced by the section's own code.
 """
@@ -114,42 +124,109 @@ def test_{function}_refuses_a_count_that_is_not_one():
 '''
 
 
+PUNCTUATION = " -,.:;'\"!?&()"
+"""What a title may hold besides letters and digits (of any script): nothing that Markdown,
+attribute lists, the install box's ``{{ }}`` or ARCHITECTURE's table would read as markup."""
+SPELLED = str.maketrans(
+    {"ß": "ss", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ø": "o", "Ø": "O", "ł": "l"}
+    | {"Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th"}
+)
+"""Letters that Unicode's decomposition (NFKD) does not take to ASCII, spelled out."""
+MODULE_NAME = re.compile(r"[a-z][a-z0-9_]*", re.ASCII)
+
+
 class Refused(Exception):
     """Why the section cannot be added as asked; nothing was written."""
 
 
-def title_slug(title: str) -> str:
-    """``Batches And Tensors`` -> ``batches-and-tensors``."""
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+def title_slug(title: str) -> str | None:
+    """The title spelled in ASCII, for file names: ``Tensörs Und Größen`` ->
+    ``tensors-und-grossen``; None where a letter or digit has no such spelling (``Τανυστές``)."""
+    spelled = unicodedata.normalize("NFKD", title.translate(SPELLED))
+    spelled = "".join(char for char in spelled if not unicodedata.combining(char))
+    if any(not char.isascii() and char.isalnum() for char in spelled):
+        return None
+    return re.sub(r"[^a-z0-9]+", "-", spelled.lower()).strip("-") or None
 
 
-def plan(root: Path, section_id: str, title: str, version: str) -> dict[str, str]:
+def check_id(section_id: str) -> None:
+    """``Refused`` where ``section_id`` is not a section ID in ASCII."""
+    if section.SECTION_ID.fullmatch(section_id):
+        return
+    other = [f"{char!r} (U+{ord(char):04X})" for char in section_id if not char.isascii()]
+    why = f"{', '.join(other)} is not ASCII; " if other else ""
+    raise Refused(
+        f"ID={section_id!r}: {why}a section ID is P, then ASCII digits joined by - and . (P5-9.2)"
+    )
+
+
+def check_title(title: str, section_id: str) -> None:
+    """``Refused`` where ``title`` is not one line of letters, digits and plain punctuation."""
+    form = (
+        "a title is one line of letters, digits, spaces and - , . : ; ' \" ! ? & ( ), without "
+        'the ID, such as "Batches And Tensors"'
+    )
+    odd = [char for char in title if not (char.isalnum() or char in PUNCTUATION)]
+    if odd:
+        raise Refused(f"TITLE={title!r}: {odd[0]!r} is not allowed; {form}")
+    if not any(char.isalnum() for char in title) or title.strip().startswith(section_id):
+        raise Refused(f"TITLE={title!r}: {form}")
+
+
+def module_name(title: str, module: str | None) -> str:
+    """The module's name: ``module`` where the author gave one, else the title spelled in
+    ASCII; ``Refused`` where neither makes a name Python can import."""
+    if not module:
+        slug = title_slug(title)
+        if slug is None:
+            why = "no module name can be spelled from it in ASCII"
+        else:
+            module = slug.replace("-", "_")
+            if MODULE_NAME.fullmatch(module) and not keyword.iskeyword(module):
+                return module
+            why = f"its module name {module!r} is not one Python imports"
+        raise Refused(f"TITLE={title!r}: {why}; name one, such as MODULE=batches_and_tensors")
+    if not MODULE_NAME.fullmatch(module) or keyword.iskeyword(module):
+        raise Refused(
+            f"MODULE={module!r}: a module name is lowercase ASCII letters, digits and _, "
+            "starting with a letter (batches_and_tensors)"
+        )
+    return module
+
+
+def plan(
+    root: Path, section_id: str, title: str, version: str, module: str | None = None
+) -> dict[str, str]:
     """What the new section is called everywhere; ``Refused`` where it cannot be added."""
-    if not re.fullmatch(r"P\d+(?:-\d+)*(?:\.\d+)*", section_id):
-        raise Refused(f"ID={section_id!r}: a section ID looks like P5-9.2")
-    if not title_slug(title) or title.startswith(section_id):
-        raise Refused(f'TITLE={title!r}: the title without its ID, such as "Batches And Tensors"')
+    check_id(section_id)
+    check_title(title, section_id)
+    module = module_name(title, module)
     known = section.sections(root)
     if any(one.id == section_id for one in known):
         raise Refused(
             f"section {section_id} exists already: {section.by_id(section_id, root).page}"
         )
-    module = title_slug(title).replace("-", "_")
-    if not module.isidentifier() or module[0].isdigit():
-        raise Refused(f"TITLE={title!r}: it must start with a letter (it names the module)")
+    title = title.strip()
     names = {
         "id": section_id,
-        "title": title.strip(),
+        "title": title,
         "version": version,
         "slug": section.slug(section_id),
         "module": module,
         "function": f"{module}_rows",
-        "page": f"{section.slug(section_id)}-{title_slug(title)}.md",
+        "page": f"{section.slug(section_id)}-{title_slug(title) or module.replace('_', '-')}.md",
+        # Written quoted: YAML reads a title's ": " or leading quote as its own syntax.
+        "description": yaml_string(f"Section {section_id} of the deep-learning course, {title}."),
     }
     for path in (f"docs/{names['page']}", f"examples/{module}.py", f"tests/test_{module}.py"):
         if (root / path).exists():
             raise Refused(f"{path} exists already; nothing was written")
     return names
+
+
+def yaml_string(text: str) -> str:
+    """``text`` as a YAML string in double quotes (a JSON string is one)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def with_nav_entry(config: str, names: dict[str, str], root: Path) -> str:
@@ -163,7 +240,7 @@ def with_nav_entry(config: str, names: dict[str, str], root: Path) -> str:
         n for n in entries if section.section_of(lines[n].rsplit(": ", 1)[-1], known=known)
     ]
     at = (of_sections[-1] if of_sections else entries[0]) + 1
-    lines.insert(at, f'  - "{names["id"]} {names["title"]}": {names["page"]}')
+    lines.insert(at, f"  - {yaml_string(names['id'] + ' ' + names['title'])}: {names['page']}")
     return "\n".join(lines)
 
 
@@ -216,10 +293,12 @@ def with_export(text: str, names: dict[str, str]) -> str:
     return text.replace("\n__all__ = [\n", f'\n__all__ = [\n    "{function}",\n', 1)
 
 
-def add_section(root: Path, section_id: str, title: str, version: str | None = None) -> list[str]:
+def add_section(
+    root: Path, section_id: str, title: str, version: str | None = None, module: str | None = None
+) -> list[str]:
     """Write the new section and its entries; the paths written, relative to ``root``."""
     version = version or datetime.datetime.now(datetime.UTC).strftime("v%Y.%m.%d")
-    names = plan(root, section_id, title, version)
+    names = plan(root, section_id, title, version, module)
     written = {
         f"docs/{names['page']}": PAGE.format(install_box=INSTALL_BOX, **names),
         f"examples/{names['module']}.py": MODULE.format(**names),
@@ -233,9 +312,9 @@ def add_section(root: Path, section_id: str, title: str, version: str | None = N
         "examples/__init__.py": lambda text: with_export(text, names),
     }
     for path, edit in edits.items():
-        written[path] = edit((root / path).read_text())
+        written[path] = edit((root / path).read_text(encoding="utf-8"))
     for path, text in written.items():
-        (root / path).write_text(text)
+        (root / path).write_text(text, encoding="utf-8")
     python = [
         f"examples/{names['module']}.py",
         "examples/__init__.py",
@@ -249,11 +328,15 @@ def add_section(root: Path, section_id: str, title: str, version: str | None = N
 
 
 def main(arguments: list[str]) -> int:
-    if len(arguments) != 2 or not all(arguments):
-        print('usage: make new-section ID=P5-9.2 TITLE="Batches And Tensors"', file=sys.stderr)
+    if len(arguments) not in (2, 3) or not all(arguments[:2]):
+        print(
+            'usage: make new-section ID=P5-9.2 TITLE="Batches And Tensors" [MODULE=name]',
+            file=sys.stderr,
+        )
         return 2
+    section_id, title, module = [*arguments, ""][:3]
     try:
-        written = add_section(ROOT, *arguments)
+        written = add_section(ROOT, section_id, title, module=module or None)
     except Refused as why:
         print(f"new-section: {why}", file=sys.stderr)
         return 1

@@ -32,7 +32,7 @@ _PROBE = "import sys; print(sys.implementation.name, *sys.version_info[:2], sys.
 
 def matrix(pyproject: Path = ROOT / "pyproject.toml") -> list[str]:
     """Every minor version ``requires-python`` allows, oldest first: ``["3.11", ...]``."""
-    spec = tomllib.loads(pyproject.read_text())["project"]["requires-python"]
+    spec = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["requires-python"]
     bounds = dict((operator, int(minor)) for operator, minor in _BOUND.findall(spec))
     if set(bounds) != {">=", "<"}:
         raise ValueError(f"requires-python {spec!r}: expected a >=3.N and a <3.M bound")

@@ -2,8 +2,10 @@
 the package the pages run, and the address the site is published at.
 
 - **A section** is a page ``docs/<name>.md`` whose front matter has ``section_id`` (``P5-9.1``)
-  and ``version`` (``v2026.07.20``), titled by its ``# `` line. Nothing else lists sections:
-  adding the page adds the section (``python -m build_support.new_section`` writes one).
+  and ``version`` (``v2026.07.20``: a ``v`` and a date), titled by its ``# `` line; an ID or a
+  version not in that form fails whatever reads it, naming the page, the line and the field.
+  Nothing else lists sections: adding the page adds the section (``python -m
+  build_support.new_section`` writes one).
 - **A page belongs to a section** when it is the section's page, or its file name starts with
   the section's slug and a hyphen (``p5-9-1-measured.md``, ``notebooks/p5-9-1-practice-in-jax.py``
   belong to P5-9.1): its install box, Colab link and notebook set-up are that section's.
@@ -27,6 +29,7 @@ path, since hatchling's isolated build cannot import the project), the hooks, th
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import re
 import sys
@@ -39,7 +42,10 @@ _SITE_URL = re.compile(r"^site_url: *['\"]?([^'\"\s#]+)", re.MULTILINE)
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 _FIELD = re.compile(r"^(\w+): *(.*?) *$", re.MULTILINE)
 _TITLE = re.compile(r"^# +(.+?) *$", re.MULTILINE)
-_SECTION_ID = re.compile(r"^P\d+(?:-\d+)*(?:\.\d+)*$")
+SECTION_ID = re.compile(r"P\d+(?:-\d+)*(?:\.\d+)*", re.ASCII)
+"""A section's ID (``P5-9.1``), whole (``fullmatch``): ASCII digits only, as file names take it."""
+VERSION = re.compile(r"v(\d{4})\.(\d{2})\.(\d{2})", re.ASCII)
+"""A section's version, whole (``fullmatch``): ``v`` and its content's date, ``v2026.07.20``."""
 
 
 class Section(NamedTuple):
@@ -74,31 +80,58 @@ def slug(section_id: str) -> str:
 
 def _pyproject(root: Path) -> dict:
     """pyproject.toml, read afresh (it may change between the builds of one mkdocs serve)."""
-    return tomllib.loads((root / "pyproject.toml").read_text())
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
 
 
-def front_matter(text: str) -> dict[str, str]:
-    """The ``key: value`` lines of a page's front matter (none: ``{}``)."""
+def front_matter(text: str) -> dict[str, tuple[str, int]]:
+    """Each ``key: value`` line of a page's front matter: its value and its line number in the
+    page (none: ``{}``). Standard library only, so not YAML: the build checks that the front
+    matter parses as YAML (hooks/section_header.py)."""
     match = _FRONT_MATTER.match(text)
-    return {key: value.strip("'\"") for key, value in _FIELD.findall(match[1])} if match else {}
+    if match is None:
+        return {}
+    return {
+        field[1]: (field[2].strip("'\""), text.count("\n", 0, match.start(1) + field.start()) + 1)
+        for field in _FIELD.finditer(match[1])
+    }
+
+
+def is_version(value: str) -> bool:
+    """Whether ``value`` is a section's version: ``v`` and a date that exists, ``v2026.07.20``."""
+    match = VERSION.fullmatch(value)
+    try:
+        return match is not None and bool(datetime.date(*map(int, match.groups())))
+    except ValueError:  # v2026.02.30
+        return False
 
 
 def read_section(path: Path, docs: Path) -> Section | None:
     """The section whose page is ``path``, or None where its front matter has no
-    ``section_id``; ``ValueError`` naming the page where the section is not whole."""
-    text = path.read_text()
+    ``section_id``; ``ValueError`` naming the page, the line and the field, where the section
+    is not whole or a field is not in its form."""
+    text = path.read_text(encoding="utf-8-sig")  # as MkDocs reads it: a BOM is not the text
     meta = front_matter(text)
     if "section_id" not in meta:
         return None
-    page = path.relative_to(docs).as_posix()
-    if not _SECTION_ID.match(meta["section_id"]):
-        raise ValueError(f"docs/{page}: section_id {meta['section_id']!r} is not like P5-9.1")
-    if not meta.get("version"):
-        raise ValueError(f"docs/{page}: front matter has section_id but no version")
+    page = f"docs/{path.relative_to(docs).as_posix()}"
+    section_id, line = meta["section_id"]
+    if not SECTION_ID.fullmatch(section_id):
+        raise ValueError(
+            f"{page}:{line}: section_id {section_id!r} is not a section ID; expected P, then "
+            "ASCII digits joined by - and . (P5-9.1)"
+        )
+    if "version" not in meta:
+        raise ValueError(f"{page}:{line}: front matter has section_id but no version")
+    version, line = meta["version"]
+    if not is_version(version):
+        raise ValueError(
+            f"{page}:{line}: version {version!r} is not a section version; expected v and the "
+            "date of the section's content, vYYYY.MM.DD (v2026.07.20)"
+        )
     title = _TITLE.search(text[_FRONT_MATTER.match(text).end() :])
     if title is None:
-        raise ValueError(f"docs/{page}: a section page needs a '# Title' line")
-    return Section(meta["section_id"], meta["version"], title[1], page)
+        raise ValueError(f"{page}: a section page needs a '# Title' line")
+    return Section(section_id, version, title[1], page.removeprefix("docs/"))
 
 
 def sections(root: Path = ROOT) -> list[Section]:
@@ -166,7 +199,7 @@ PACKAGE = package_name()
 def site_url(root: Path = ROOT) -> str:
     """The published address, ``site_url`` in mkdocs.yml, ending in ``/`` (the wheel's home
     page; ``mkdocs serve`` replaces MkDocs' own value with the dev server's)."""
-    match = _SITE_URL.search((root / "mkdocs.yml").read_text())
+    match = _SITE_URL.search((root / "mkdocs.yml").read_text(encoding="utf-8"))
     if match is None:
         raise ValueError("no 'site_url:' in mkdocs.yml")
     return match[1].rstrip("/") + "/"

@@ -50,7 +50,7 @@ def cpu_model() -> str:
     """The processor's name as the OS reports it, e.g. ``AMD EPYC`` (Linux: /proc/cpuinfo)."""
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
+        for line in cpuinfo.read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine() or "unknown CPU"

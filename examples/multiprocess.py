@@ -97,7 +97,7 @@ class MultiprocessRecording:
 
 
 def load_multiprocess_recording(path: Path) -> MultiprocessRecording:
-    data = json.loads(path.read_text())
+    data = json.loads(path.read_text(encoding="utf-8"))
     data["recorded_at"] = datetime.datetime.fromisoformat(data["recorded_at"])
     return MultiprocessRecording(**data)
 
@@ -153,7 +153,7 @@ def main(argv: list[str]) -> int:
     out = args.out or RECORDINGS_DIR / f"multiprocess-{now:%Y%m%dT%H%M%SZ}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     data = {**recording.__dict__, "recorded_at": now.isoformat()}
-    out.write_text(json.dumps(data, indent=1) + "\n")
+    out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(recording.caption())
     print("\n".join(recording.lines()))
     print(f"saved to {out}")

@@ -63,7 +63,7 @@ def save_recorded(path: Path, turnaround: Turnaround, device: str) -> RecordedTu
         "cost_s": turnaround.cost_s,
         "rows": [dataclasses.asdict(row) for row in turnaround.rows],
     }
-    path.write_text(json.dumps(data, indent=1) + "\n")
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return recorded
 
 
@@ -81,7 +81,7 @@ def _read_recording(path: object, kind: str, build):
     refused with a ValueError naming it."""
     path = _as_path("path", path)
     try:
-        return build(json.loads(path.read_text()))
+        return build(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, KeyError, TypeError) as error:  # JSONDecodeError is a ValueError
         raise ValueError(
             f"path {path} is not a recorded {kind} (the JSON that python -m examples.recorded "
@@ -137,7 +137,7 @@ def save_recorded_sweep(path: Path, sweep: SettingsSweep, device: str) -> Record
         "recorded_at": recorded.recorded_at.isoformat(timespec="seconds"),
         **dataclasses.asdict(sweep),
     }
-    path.write_text(json.dumps(data, indent=1) + "\n")
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return recorded
 
 

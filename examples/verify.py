@@ -56,7 +56,7 @@ class Outcome:
 def load_expected() -> dict | None:
     """The expected outputs this installation carries, or None when it carries none."""
     resource = files("examples").joinpath(EXPECTED_OUTPUTS)
-    return json.loads(resource.read_text()) if resource.is_file() else None
+    return json.loads(resource.read_text(encoding="utf-8")) if resource.is_file() else None
 
 
 def environment() -> dict[str, str]:
@@ -84,7 +84,7 @@ def run_block(source: str) -> subprocess.CompletedProcess[str]:
     """Run ``source`` as a copied script: this Python, a fresh process, an empty folder."""
     with tempfile.TemporaryDirectory(prefix="verify-") as folder:
         script = Path(folder) / "block.py"
-        script.write_text(source + "\n")
+        script.write_text(source + "\n", encoding="utf-8")
         try:
             return subprocess.run(
                 [sys.executable, script.name],

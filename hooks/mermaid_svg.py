@@ -53,7 +53,7 @@ _DIAGRAM = re.compile(r'<pre class="mermaid"><code>(.*?)</code></pre>', re.DOTAL
 # a <span> in HTML) becomes a block <span>. Every id inside an SVG starts with the SVG's own id.
 # Its text, as the file holds it (from its first, empty line), is in each drawing's cache key,
 # which names the diagram's ids.
-_DRAW = (Path(__file__).parent / "mermaid_draw.js").read_text()
+_DRAW = (Path(__file__).parent / "mermaid_draw.js").read_text(encoding="utf-8")
 # The page it runs in (in each drawing's key too): Material's stylesheets, then mermaid.
 _PAGE = (
     '<!doctype html><html><head>{stylesheets}<script src="{mermaid}"></script></head>'
@@ -140,7 +140,7 @@ def fonts_fingerprint() -> str:
 def _material_diagram_css(javascripts: Path) -> str:
     # Material bundles the stylesheet into its script; the source map beside it holds it whole.
     for source_map in javascripts.glob("bundle.*.min.js.map"):
-        sources = json.loads(source_map.read_text())
+        sources = json.loads(source_map.read_text(encoding="utf-8"))
         for name, text in zip(sources["sources"], sources["sourcesContent"], strict=True):
             if name.endswith(_MATERIAL_DIAGRAM_CSS):
                 return text
@@ -187,7 +187,7 @@ def _draw_in_chromium(drawing: Drawing, diagrams: list[tuple[str, str]]) -> dict
 
     with tempfile.TemporaryDirectory(prefix="diagrams-") as folder:
         page_file = Path(folder) / "draw.html"
-        page_file.write_text(drawing_page(drawing))
+        page_file.write_text(drawing_page(drawing), encoding="utf-8")
         with sync_playwright() as playwright:
             chrome = browser.launch(playwright)
             try:

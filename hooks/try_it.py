@@ -79,7 +79,7 @@ class _BlockTable(HTMLParser):
 
 def _figures(site: Path) -> dict:
     """Each turnaround table of the measured page, as printed: caption, header, rows."""
-    html = (site / MEASURED_PAGE).read_text()
+    html = (site / MEASURED_PAGE).read_text(encoding="utf-8")
     figures = {}
     for name, block_id in FIGURES.items():
         table = _BlockTable(block_id)
@@ -142,5 +142,9 @@ def on_post_build(config) -> None:
     for module in modules:
         shutil.copy2(module, vendor / module.name)
     shutil.copy2(root / JAX_JS / "LICENSE", vendor / "LICENSE")
-    (site / BOOK).write_text(json.dumps(_book, sort_keys=True) + "\n")  # as the store keeps it
-    (site / FIGURES_FILE).write_text(json.dumps(_figures(site), ensure_ascii=False) + "\n")
+    (site / BOOK).write_text(
+        json.dumps(_book, sort_keys=True) + "\n", encoding="utf-8"
+    )  # as the store keeps it
+    (site / FIGURES_FILE).write_text(
+        json.dumps(_figures(site), ensure_ascii=False) + "\n", encoding="utf-8"
+    )

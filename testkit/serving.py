@@ -128,7 +128,7 @@ def mkdocs_serve(
     port = free_port()
     address = f"{LOCAL_HOST}:{port}"
     command = [sys.executable, "-m", "mkdocs", "serve", "--strict", "-a", address, *options]
-    with log.open("w") as output:
+    with log.open("w", encoding="utf-8") as output:
         server = subprocess.Popen(
             command,
             cwd=project,
@@ -139,7 +139,7 @@ def mkdocs_serve(
         try:
             deadline = time.monotonic() + 240
             while not answering(port):
-                assert server.poll() is None, log.read_text()
+                assert server.poll() is None, log.read_text(encoding="utf-8")
                 assert time.monotonic() < deadline, "mkdocs serve did not start answering"
                 time.sleep(0.2)
             yield server, f"http://{address}/"

@@ -30,16 +30,18 @@ def once_per_run(
         return folder
     root = tmp_path_factory.getbasetemp().parent  # shared by every process of the run
     folder = root / name
-    with open(root / f"{name}.lock", "w") as lock:
+    with open(root / f"{name}.lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
         if (folder / FAILED).exists():
-            pytest.fail(f"{name}: {(folder / FAILED).read_text()}")
+            pytest.fail(f"{name}: {(folder / FAILED).read_text(encoding='utf-8')}")
         if not (folder / DONE).exists():
             folder.mkdir(exist_ok=True)
             try:
                 make(folder)
             except BaseException as error:
-                (folder / FAILED).write_text(f"made by another process, which failed: {error}")
+                (folder / FAILED).write_text(
+                    f"made by another process, which failed: {error}", encoding="utf-8"
+                )
                 raise
             (folder / DONE).touch()
     return folder

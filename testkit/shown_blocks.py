@@ -40,7 +40,7 @@ def pages(site: Path) -> list[tuple[str, BeautifulSoup]]:
     """Every built page but the notebooks', parsed, with its path relative to ``site``."""
     found = []
     for html in sorted(site.rglob("*.html")):
-        soup = BeautifulSoup(html.read_text(), "html.parser")
+        soup = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
         if soup.select_one("div.jp-Notebook") is None:  # notebooks: see test_notebook_*.py
             found.append((str(html.relative_to(site)), soup))
     return found

@@ -25,7 +25,7 @@ def page(site: Path, name: str = SECTION_PAGE) -> BeautifulSoup:
     # installed (benchmarks/gpu_check.sh on a GPU machine), without the docs stack.
     from bs4 import BeautifulSoup
 
-    return BeautifulSoup((site / name / "index.html").read_text(), "html.parser")
+    return BeautifulSoup((site / name / "index.html").read_text(encoding="utf-8"), "html.parser")
 
 
 def install_box_lines(site: Path, name: str = SECTION_PAGE) -> dict[str, str]:

@@ -36,11 +36,11 @@ MARKERS_OF_SYSTEM = {
 
 
 def _project() -> dict:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 
 def _course() -> dict:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["course"]
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["course"]
 
 
 def requires_python() -> str:

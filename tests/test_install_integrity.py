@@ -54,7 +54,7 @@ def test_every_printed_install_line_carries_the_served_wheels_sha256(built_site)
     folder = built_site / NOTEBOOK
     downloads = [folder / f"{Path(NOTEBOOK).name}{suffix}" for suffix in (".ipynb", ".py")]
     texts = [page(built_site, name).get_text() for name in (*BOX_PAGES, NOTEBOOK)]
-    texts += [path.read_text() for path in downloads]
+    texts += [path.read_text(encoding="utf-8") for path in downloads]
     urls = [url for text in texts for url in printed_wheel_urls(text)]
     assert urls and all(url.endswith(hashed) for url in urls), urls
     # The notebook's first code cell installs exactly that: the CPU and the GPU requirement.
@@ -67,13 +67,13 @@ def test_no_file_of_the_site_keeps_a_token_and_search_indexes_the_values(built_s
     """The SHA-256 and the Pythons stood as tokens in the pages until the wheel was built."""
     tokens = wheel_hook.AFTER_BUILD.values()
     texts = {
-        path: path.read_text(errors="replace")
+        path: path.read_text(errors="replace", encoding="utf-8")
         for path in built_site.rglob("*")
         if path.suffix in {".html", ".json", ".ipynb", ".py", ".xml", ".txt"}
     }
     left = [f"{path}: {token}" for path, text in texts.items() for token in tokens if token in text]
     assert texts and not left, left
-    index = (built_site / "search" / "search_index.json").read_text()
+    index = (built_site / "search" / "search_index.json").read_text(encoding="utf-8")
     assert sha256(served_wheel(built_site)) in index
 
 

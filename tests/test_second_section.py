@@ -24,6 +24,7 @@ import pytest
 
 from build_support import section
 from build_support.caching.compare import differences
+from build_support.publishing.release import release
 from testkit.author import make_dry_run
 from testkit.build import copy_env, copy_project, mkdocs_build
 from testkit.project import ROOT, SECTION_PAGE
@@ -31,7 +32,7 @@ from testkit.site import page, served_wheel
 
 NEW_ID, NEW_TITLE, NEW_VERSION = "P5-9.2", "Batches And Tensors", "v2026.08.01"
 NEW_PAGE, NEW_MODULE = "p5-9-2-batches-and-tensors", "batches_and_tensors"
-RELEASE = "v2026.08.15"  # the release that adds P5-9.2: a version of its own
+RELEASE = "v2026.08.15.1"  # the release that adds P5-9.2: a version of its own
 NOTEBOOK = "notebooks/p5-9-2-batch-shapes"
 REPOSITORY = "course-owner/course-repo"
 COLAB = "https://colab.research.google.com/github/"
@@ -63,9 +64,9 @@ def run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProces
 
 
 def replace(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8")
     assert old in text, (path, old)
-    path.write_text(text.replace(old, new, 1))
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -83,16 +84,16 @@ def course(tmp_path_factory) -> Path:
     # What `make new-section ID=P5-9.2 TITLE="Batches And Tensors"` runs.
     run([sys.executable, "-m", "build_support.new_section", NEW_ID, NEW_TITLE], project)
     page_file = project / "docs" / f"{NEW_PAGE}.md"
-    written = re.sub(
-        r"^version: .*$", f"version: {NEW_VERSION}", page_file.read_text(), count=1, flags=re.M
-    )
-    page_file.write_text(written + BLOCK)  # the author's version, paragraph and block
-    (project / "docs" / f"{NOTEBOOK}.py").write_text(NOTEBOOK_TEXT)
+    text = page_file.read_text(encoding="utf-8")
+    written = re.sub(r"^version: .*$", f"version: {NEW_VERSION}", text, count=1, flags=re.M)
+    # the author's version, paragraph and block
+    page_file.write_text(written + BLOCK, encoding="utf-8")
+    (project / "docs" / f"{NOTEBOOK}.py").write_text(NOTEBOOK_TEXT, encoding="utf-8")
     config = project / "mkdocs.yml"
     notebook_nav = f'  - "P5-9.2 Batch Shapes (notebook)": {NOTEBOOK}.py\n'
     replace(config, f": {NEW_PAGE}.md\n", f": {NEW_PAGE}.md\n{notebook_nav}")
     replace(config, "\nsite_url:", f"\nrepo_url: https://github.com/{REPOSITORY}\nsite_url:")
-    replace(project / "pyproject.toml", 'release = "v2026.07.20"', f'release = "{RELEASE}"')
+    replace(project / "pyproject.toml", f'release = "{release(ROOT)}"', f'release = "{RELEASE}"')
 
     env = copy_env(project)
     for name, fresh in (("fresh", True), ("cached", False)):
@@ -102,8 +103,10 @@ def course(tmp_path_factory) -> Path:
 
 
 def test_make_new_section_runs_the_command(tmp_path):
+    """The command, given ID, TITLE and MODULE through the environment: never pasted into the
+    shell's command line (tests/test_author_input.py runs it with a quote in the title)."""
     dry = make_dry_run("new-section", "ID=P5-9.2", "TITLE=Batches And Tensors")
-    assert 'python -m build_support.new_section "P5-9.2" "Batches And Tensors"' in dry
+    assert 'python -m build_support.new_section "$ID" "$TITLE" "$MODULE"' in dry
 
 
 def test_the_model_reads_both_sections_from_their_pages(course):
@@ -131,6 +134,8 @@ def test_each_page_shows_its_own_sections_version_and_no_others(course):
         for other in sections:
             if other != one:
                 assert other.version not in html.get_text(), (one.id, other.version)
+                # The install lines name the course's wheel, never another section's.
+                assert other.slug not in box.get_text(), (one.id, other.slug)
 
 
 def test_each_notebooks_colab_link_is_in_its_own_sections_box_and_page(course):

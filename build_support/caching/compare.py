@@ -69,7 +69,7 @@ def differences(
             found.append(f"{name}: only in the {sides[b.is_file()]} build")
         elif a.read_bytes() != b.read_bytes():
             if name.endswith(".html"):
-                texts = (mask(a.read_text()), mask(b.read_text()))
+                texts = (mask(a.read_text(encoding="utf-8")), mask(b.read_text(encoding="utf-8")))
                 found += page_differences(name, *texts, timings, sides)
             elif name.endswith(".whl"):  # the wheel carries the book's expected outputs
                 found += _archive_differences(name, a, b, sides, mask)
@@ -112,7 +112,7 @@ def _timings(site: Path) -> set[str]:
     record = site / RECORD_FILE
     if not record.is_file():
         return set()
-    outputs = json.loads(record.read_text()).get("outputs", [])
+    outputs = json.loads(record.read_text(encoding="utf-8")).get("outputs", [])
     return {output["block_id"] for output in outputs if output.get("expected_to_change")}
 
 

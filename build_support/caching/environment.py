@@ -109,10 +109,8 @@ def backend_label(installed: dict[str, str] | None = None) -> str:
     )
     # The NVIDIA driver names each GPU's model: a swapped card changes the label.
     for information in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information")):
-        model = next(
-            (line for line in information.read_text().splitlines() if line.startswith("Model")),
-            "Model: unknown",
-        )
+        lines = information.read_text(encoding="utf-8").splitlines()
+        model = next((line for line in lines if line.startswith("Model")), "Model: unknown")
         accelerators.append(model.split(":", 1)[1].strip())
     parts = {
         "jax plugins": ", ".join(plugins) or "none",
@@ -127,7 +125,7 @@ def _cpu_model() -> str:
     # the examples package imports JAX, the very second the key must not cost.
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
+        for line in cpuinfo.read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()

@@ -118,7 +118,7 @@ class Package:
         names = frozenset(package.modules)
         for dotted, relative, path in sources:
             try:
-                source = path.read_text()
+                source = path.read_text(encoding="utf-8")
                 memo = (dotted, relative.as_posix(), source, names)
                 if memo not in _PARSED:
                     _PARSED[memo] = Module.parse(dotted, relative.as_posix(), source, package)

@@ -76,7 +76,7 @@ def read_umask() -> int:
     Linux shows it; elsewhere set-and-restore (briefly 0 for the whole process, when a
     ``FileStore`` is made: a hook's ``on_config``)."""
     with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
             if line.startswith("Umask:"):
                 return int(line.split()[1], 8)
     umask = os.umask(0)

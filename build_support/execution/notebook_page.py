@@ -45,7 +45,7 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
     import nbformat
 
     if still_running(build, page.file.src_uri):  # mkdocs serve: shown as it is, said so
-        source = Path(page.file.abs_src_path).read_text()
+        source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
         _rendered(build, page, render, config, files, {"source, still running": digest(source)})
         page.content = RUNNING_NOTICE + page.content
         return
@@ -54,7 +54,7 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
     def from_executed(config, files):
         executed = (build.notebooks.scratch() / page.file.src_uri).with_suffix(".ipynb")
         executed.parent.mkdir(parents=True, exist_ok=True)
-        executed.write_text(text)
+        executed.write_text(text, encoding="utf-8")
         with _rendered_from(page, executed):
             render(config, files)
 

@@ -27,7 +27,7 @@ def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_nam
     import nbformat
 
     for src_uri, path in pages:
-        source = path.read_text()
+        source = path.read_text(encoding="utf-8")
         ingredients = build.environment.ingredients(
             source, source=digest(source), kernel=kernel_name
         )

@@ -104,7 +104,7 @@ def blas_threads_wanted(original: dict[str, str | None]) -> int | None:
 
 def _openblas() -> Any:
     """NumPy's OpenBLAS (its ``set_num_threads`` and ``get_num_procs``), if it is loaded."""
-    with open("/proc/self/maps") as maps:
+    with open("/proc/self/maps", encoding="utf-8") as maps:
         paths = {line.split()[-1] for line in maps if "openblas" in line and "/" in line}
     for path in sorted(paths):
         library = ctypes.CDLL(path)
