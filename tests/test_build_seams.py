@@ -42,6 +42,9 @@ PROCESS_SCOPED = {
     "build_support.execution.compile_cache._fresh": (
         "a FRESH=1 process's own compilation cache folder, made once, removed when it ends"
     ),
+    "build_support.execution.compile_cache._FRESH_MADE": (
+        "the lock that makes that folder once when threads ask for it at the same time"
+    ),
     "build_support.serve_templates.COMPILED": (
         "the theme's templates compiled under `mkdocs serve`, kept across its rebuilds (each "
         "makes a new Jinja environment)"
