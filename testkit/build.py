@@ -15,6 +15,36 @@ PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "R
 """What a build reads from the project (the tests' copies and ``make publish``'s hold them)."""
 
 
+def one_hook_config(site_name: str, build_settings: str = "") -> str:
+    """A small site's ``mkdocs.yml`` with the execution hook alone: Python blocks and jupytext
+    notebooks under ``docs/notebooks/``; ``build_settings`` (``"cell_timeout_s: 2"``) are added
+    to ``extra.build``."""
+    settings = ", ".join(
+        part
+        for part in ("fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR", build_settings)
+        if part
+    )
+    return f"""\
+site_name: {site_name}
+strict: true
+theme:
+  name: material
+markdown_extensions:
+  - pymdownx.superfences
+plugins:
+  - markdown-exec:
+      languages: [python]
+  - mkdocs-jupyter:
+      include: ["notebooks/*.py"]
+      execute: false
+      cache: false
+hooks:
+  - {ROOT / "hooks" / "execution.py"}
+extra:
+  build: {{{settings}}}
+"""
+
+
 def copy_project(destination: Path, source: Path = ROOT) -> Path:
     """A throw-away copy of what a build reads (node_modules linked), of this checkout or of
     ``source`` (another commit's tree, for a benchmark). Build it with ``copy_env(destination)``:

@@ -20,30 +20,11 @@ from pathlib import Path
 import pytest
 
 from build_support.execution.kernel_limits import KernelLimits
-from testkit.build import mkdocs_build
-from testkit.project import ROOT
+from testkit.build import mkdocs_build, one_hook_config
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prctl and /proc are Linux's")
 
-CONFIG = f"""\
-site_name: notebook limits test
-strict: true
-theme:
-  name: material
-markdown_extensions:
-  - pymdownx.superfences
-plugins:
-  - markdown-exec:
-      languages: [python]
-  - mkdocs-jupyter:
-      include: ["notebooks/*.py"]
-      execute: false
-      cache: false
-hooks:
-  - {ROOT / "hooks" / "execution.py"}
-extra:
-  build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR, cell_timeout_s: 2}}
-"""
+CONFIG = one_hook_config("notebook limits test", "cell_timeout_s: 2")
 
 OUTPUT_LIMIT = "printed more than 1,048,576 bytes of output"
 FAILED = "notebook notebooks/nb.py failed to execute: notebooks/nb.py: "

@@ -21,28 +21,11 @@ import pytest
 
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, build_command
 from build_support.execution import process_tree
-from testkit.project import ROOT
+from testkit.build import one_hook_config
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prctl and /proc are Linux's")
 
-CONFIG = f"""\
-site_name: process tree test
-strict: true
-theme:
-  name: material
-markdown_extensions:
-  - pymdownx.superfences
-plugins:
-  - markdown-exec:
-      languages: [python]
-  - mkdocs-jupyter:
-      include: ["notebooks/*.py"]
-      execute: false
-hooks:
-  - {ROOT / "hooks" / "execution.py"}
-extra:
-  build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR}}
-"""
+CONFIG = one_hook_config("process tree test")
 
 # A process in a session of its own (setsid), and a daemon's double fork: both leave the group.
 DETACH = """\
@@ -151,10 +134,7 @@ def test_memory_a_block_detaches_counts_against_its_cap(tmp_path):
     """A grandchild in a session of its own, its parent gone, allocating 1.5 GiB, past the site's
     1 GiB cap: the block fails on it, and it is ended with the worker."""
     pids = tmp_path / "pids"
-    config = CONFIG.replace(
-        "cache_dir: !ENV COURSE_CACHE_DIR}",
-        "cache_dir: !ENV COURSE_CACHE_DIR, memory_limit_gib: 1}",
-    )
+    config = one_hook_config("process tree test", "memory_limit_gib: 1")
     build = start_build(tmp_path, HUNGRY_DETACHED.format(pids=str(pids)), config)
     output = build.communicate(timeout=300)[0].decode()
     started = [int(pids.read_text())] if pids.exists() else []

@@ -9,23 +9,20 @@ builder of ``test_site_swap.py``, driven by the very module ``make build`` runs.
 
 from __future__ import annotations
 
-import functools
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from testkit.serving import LOCAL_HOST, answering, free_port
-from tests.test_site_swap import FILES, start
+from testkit.serving import LOCAL_HOST, answering, free_port, serve
+from testkit.stand_in_build import FILES, start
 
 
 def built(root: Path, name: str) -> None:
@@ -76,26 +73,6 @@ def test_copying_site_copies_the_whole_site(checkout, tmp_path, how):
     assert copied_whole(dest / "site"), sorted(p.name for p in dest.rglob("*"))
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
-@contextmanager
-def serving(directory: str) -> Iterator[str]:
-    """Python's file server on ``directory``, in this process; yields its base URL."""
-    handler = functools.partial(_Quiet, directory=directory)
-    server = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{LOCAL_HOST}:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 def page(url: str) -> str | int:
     """The text at ``url``, or the HTTP status it answers with."""
     try:
@@ -108,7 +85,7 @@ def page(url: str) -> str | int:
 def test_a_server_given_the_path_of_site_serves_the_newest_whole_build(checkout):
     """A server that makes its folder's path canonical once, when it starts (as servers
     commonly do, to keep requests inside it), serves each new build as it is swapped in."""
-    with serving(str(Path(checkout / "site").resolve())) as url:
+    with serve(Path(checkout / "site").resolve()) as url:
         for name in ("third", "fourth", "fifth"):
             built(checkout, name)
             assert [page(f"{url}p{n}.html") for n in range(FILES)] == [name] * FILES

@@ -29,38 +29,9 @@ from build_support.execution import progress
 from testkit.author import author_env
 from testkit.project import ROOT
 from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
+from testkit.stand_in_build import BUILDER, FILES, start
 from tests.test_block_guard import CONFIG as GUARD_CONFIG
 from tests.test_block_guard import page_with
-
-FILES = 12
-# A stand-in builder: FILES files naming the build, each after a pause, then "finished".
-BUILDER = """\
-import os, pathlib, sys, time
-site = pathlib.Path(os.environ["COURSE_SITE_DIR"])
-noted = pathlib.Path(os.environ["COURSE_BUILD_PROGRESS"])
-site.mkdir(parents=True)
-for n in range({files}):
-    noted.write_text(f"page p{{n}}.md, block 'b{{n}}'")
-    (site / f"p{{n}}.html").write_text(sys.argv[1])
-    time.sleep(float(sys.argv[2]))
-while os.environ.get("GATE") and not os.path.exists(os.environ["GATE"]):
-    time.sleep(0.01)  # held open by the test
-noted.write_text(sys.argv[3] if len(sys.argv) > 3 else "finished")
-sys.exit(int(sys.argv[4]) if len(sys.argv) > 4 else 0)
-"""
-
-
-def start(
-    root: Path, name: str, pause: float = 0.02, *more: str, gate: Path | None = None
-) -> subprocess.Popen:
-    """The driver with the stand-in builder; one given a ``gate`` finishes once it exists."""
-    builder = [sys.executable, "-c", BUILDER.format(files=FILES), name, str(pause), *more]
-    command = [sys.executable, "-m", "build_support.site_swap", f"build {name}", "--", *builder]
-    env = os.environ | {"PYTHONPATH": str(Path(site_swap.__file__).parents[1])}
-    env |= {"GATE": str(gate)} if gate else {}
-    return subprocess.Popen(
-        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
 
 
 def whole(root: Path) -> str | None:

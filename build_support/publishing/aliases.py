@@ -37,18 +37,22 @@ def order(name: str) -> tuple[int, Version | str]:
         return (0, name)
 
 
-def published(repo: Path, branch: str = BRANCH) -> list[str]:
-    """The versions on ``branch``'s ``versions.json`` (none: no branch, or no file yet)."""
+def on_branch(repo: Path, path: str, branch: str = BRANCH) -> str | None:
+    """The text of ``path`` on ``branch`` (None: no branch, or no such file on it)."""
     shown = subprocess.run(
-        ["git", "show", f"{branch}:versions.json"],
+        ["git", "show", f"{branch}:{path}"],
         cwd=repo,
         capture_output=True,
         text=True,
         encoding="utf-8",
     )
-    if shown.returncode != 0:
-        return []
-    return [entry["version"] for entry in json.loads(shown.stdout)]
+    return shown.stdout if shown.returncode == 0 else None
+
+
+def published(repo: Path, branch: str = BRANCH) -> list[str]:
+    """The versions on ``branch``'s ``versions.json`` (none: no branch, or no file yet)."""
+    listing = on_branch(repo, "versions.json", branch)
+    return [entry["version"] for entry in json.loads(listing)] if listing else []
 
 
 def deploy_arguments(version: str, versions: list[str]) -> list[str]:

@@ -23,32 +23,20 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 from mike import commands
 
-from .aliases import BRANCH, LATEST, order
+from .aliases import BRANCH, LATEST, on_branch, order
 
 ROOT_PAGE = "index.html"
 _REDIRECT = re.compile(r'<a href="([^"]*)">')  # mike's redirect template's visible link
 
 
-def _show(repo: Path, path: str) -> str | None:
-    shown = subprocess.run(
-        ["git", "show", f"{BRANCH}:{path}"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-    )
-    return shown.stdout if shown.returncode == 0 else None
-
-
 def listing(repo: Path) -> dict[str, list[str]]:
     """Each version on gh-pages with its aliases (none: no branch, or no version yet)."""
-    text = _show(repo, "versions.json")
+    text = on_branch(repo, "versions.json")
     return {entry["version"]: entry["aliases"] for entry in json.loads(text)} if text else {}
 
 
@@ -56,7 +44,7 @@ def default_of(repo: Path) -> str | None:
     """Where the root sends a reader: the folder its redirect names (``latest``,
     ``v2026.07.20``); ``index.html`` where the root page is a page of its own, not mike's
     redirect; None where there is no root page."""
-    text = _show(repo, ROOT_PAGE)
+    text = on_branch(repo, ROOT_PAGE)
     if text is None:
         return None
     link = _REDIRECT.search(text)

@@ -16,15 +16,15 @@ them (``expected_outputs``) for ``python -m examples verify`` on a reader's mach
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+from .aliases import BRANCH, on_branch
+
 RECORD_FILE = "execution-record.json"
-BRANCH = "gh-pages"
 
 
 @dataclass(frozen=True)
@@ -157,17 +157,10 @@ def expected_outputs(outputs: list[Output], version: str, current_environment) -
     }
 
 
-def _git_show(repo: Path, path: str) -> str | None:
-    result = subprocess.run(
-        ["git", "show", f"{BRANCH}:{path}"], cwd=repo, capture_output=True, text=True
-    )
-    return result.stdout if result.returncode == 0 else None
-
-
 def previous_version(repo: Path, version: str) -> str | None:
     """The newest version on gh-pages other than ``version`` (or ``version`` itself when it is
     the only one: a redeploy compares with what it replaces)."""
-    listing = _git_show(repo, "versions.json")
+    listing = on_branch(repo, "versions.json")
     if listing is None:
         return None
     versions = [entry["version"] for entry in json.loads(listing)]
@@ -181,7 +174,7 @@ def previous_outputs(repo: Path, version: str) -> tuple[str | None, list[Output]
     previous = previous_version(repo, version)
     if previous is None:
         return None, []
-    text = _git_show(repo, f"{previous}/{RECORD_FILE}")
+    text = on_branch(repo, f"{previous}/{RECORD_FILE}")
     if text is None:
         return None, []
     return previous, [Output(**output) for output in json.loads(text)["outputs"]]
@@ -190,7 +183,7 @@ def previous_outputs(repo: Path, version: str) -> tuple[str | None, list[Output]
 def main(argv: list[str]) -> int:
     """Print the changes recorded in ``VERSION``'s record on gh-pages (after make publish)."""
     (version,) = argv
-    text = _git_show(Path.cwd(), f"{version}/{RECORD_FILE}")
+    text = on_branch(Path.cwd(), f"{version}/{RECORD_FILE}")
     if text is None:
         print(f"no {RECORD_FILE} in {BRANCH}:{version}/", file=sys.stderr)
         return 1
