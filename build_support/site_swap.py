@@ -119,24 +119,25 @@ def _swap(new: Path, site: Path) -> None:
         os.rename(aside, new)
 
 
-def swap_in(root: Path, staging: Path) -> None:
-    """Show ``staging`` as ``site/``, in one step. What ``site/`` showed before is then at
-    ``staging``'s path, kept for a reader that holds it (``PREVIOUS`` names it); ``tidy``
-    deletes the one before that."""
+def swap_in(root: Path, staging: Path) -> Path | None:
+    """Show ``staging`` as ``site/``, in one step; where the build shown before now is (None:
+    none was shown). That build is kept for a reader that holds it (``PREVIOUS`` names it);
+    ``tidy`` deletes the one before that."""
     site, builds = root / SITE, staging.parent
+    if not (site.is_symlink() or site.exists()):  # the first build: nothing to keep
+        (builds / PREVIOUS).unlink(missing_ok=True)
+        os.rename(staging, site)
+        return None
+    # the layout before: site a link to site.builds/<build>/, which stays where it is
+    before = builds / os.path.basename(os.readlink(site)) if site.is_symlink() else staging
     link = builds / f".{PREVIOUS}.new"
     link.unlink(missing_ok=True)
-    if site.is_symlink():  # the layout before: site a link to site.builds/<build>/
-        link.symlink_to(os.path.basename(os.readlink(site)))
-    else:
-        link.symlink_to(staging.name)
+    link.symlink_to(before.name)
     os.replace(link, builds / PREVIOUS)  # named before the swap: a kill between keeps both
-    if site.is_symlink() or site.exists():
-        _swap(staging, site)
-        if staging.is_symlink():
-            staging.unlink()
-    else:
-        os.rename(staging, site)
+    _swap(staging, site)
+    if staging.is_symlink():
+        staging.unlink()
+    return before
 
 
 class _Stopped:
@@ -220,14 +221,14 @@ def _build_locked(root: Path, what: str, command: list[str], stop: _Stopped) -> 
             progress_file.unlink(missing_ok=True)
             return _say(what, ended(status, step, stop.by))
         try:
-            swap_in(root, staging)
+            before = swap_in(root, staging)
         except OSError as error:
             shutil.rmtree(staging, ignore_errors=True)
             return _say(what, _cause(error, root / SITE, "the swap into site/"))
         finally:
             progress_file.unlink(missing_ok=True)
-        before = staging.relative_to(root)
-        print(f"{what}: site/ is now this build (the one before it: {before})", file=sys.stderr)
+        kept = f" (the one before it: {before.relative_to(root)})" if before else ""
+        print(f"{what}: site/ is now this build{kept}", file=sys.stderr)
         return 0
 
 

@@ -103,6 +103,21 @@ def checkout(tmp_path) -> Path:
     return tmp_path
 
 
+def test_the_first_build_keeps_no_build_before_it_and_says_so(tmp_path):
+    """With no site/ yet, the build is renamed into place: nothing is kept as the one before,
+    no dangling ``previous`` link, and the line names no build that does not exist."""
+    first = start(tmp_path, "first")
+    said = first.communicate()[1]
+    assert first.returncode == 0 and whole(tmp_path) == "first", said
+    assert said.strip().endswith("site/ is now this build"), said
+    assert not (tmp_path / "site.builds" / "previous").is_symlink()
+    second = start(tmp_path, "second")
+    said = second.communicate()[1]
+    before = re.search(r"the one before it: (site\.builds/\S+)\)", said)
+    assert before and whole(tmp_path) == "second", said
+    assert (tmp_path / before[1] / "p0.html").read_text(encoding="utf-8") == "first"
+
+
 def test_two_builds_at_once_take_turns_and_site_is_always_whole(checkout):
     watch = Watch(checkout)
     watch.start()
