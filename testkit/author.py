@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
+from build_support.publishing.uncommitted import BUILT_FROM
 
-from .build import PROJECT_DIRS, PROJECT_FILES
 from .project import ROOT
 
 
@@ -67,8 +67,7 @@ def section_version() -> str:
 
 
 # What a build reads, and what make reads to set up and publish.
-_SOURCES = [*PROJECT_FILES, *PROJECT_DIRS, "Makefile", "package.json", "package-lock.json"]
-_SOURCES += [".gitignore"]
+_SOURCES = [*BUILT_FROM, ".gitignore"]
 
 
 def publish_copy(workdir: Path, config_edit: Callable[[str], str] | None = None) -> Path:

@@ -9,10 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from build_support.build_command import BUILDER, CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
-
-PROJECT_DIRS = ["docs", "hooks", "examples", "build_support", "overrides"]
-PROJECT_FILES = ["mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md"]
-"""What a build reads from the project (the tests' copies and ``make publish``'s hold them)."""
+from build_support.publishing.uncommitted import BUILD_READS_DIRS, BUILD_READS_FILES
 
 
 def one_hook_config(site_name: str, build_settings: str = "") -> str:
@@ -49,10 +46,10 @@ def copy_project(destination: Path, source: Path = ROOT) -> Path:
     """A throw-away copy of what a build reads (node_modules linked), of this checkout or of
     ``source`` (another commit's tree, for a benchmark). Build it with ``copy_env(destination)``:
     the copy's ``examples`` package first on ``PYTHONPATH``."""
-    for name in PROJECT_DIRS:
+    for name in BUILD_READS_DIRS:
         ignore = shutil.ignore_patterns("__pycache__")
         shutil.copytree(source / name, destination / name, ignore=ignore)
-    for name in PROJECT_FILES:
+    for name in BUILD_READS_FILES:
         shutil.copy2(source / name, destination / name)
     (destination / "node_modules").symlink_to(ROOT / "node_modules")
     return destination

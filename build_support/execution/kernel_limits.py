@@ -33,7 +33,6 @@ class KernelLimits:
         self.passed = ""  # the limit the kernel passed, said
         self.running: int | None = None  # the index of the cell running now
         self.passed_in: int | None = None  # the index of the cell that passed it
-        self.pid: int | None = None
         self.process = None  # the kernel's psutil.Process: a pid reused since is not ended
         self.stop = threading.Event()
 
@@ -41,7 +40,7 @@ class KernelLimits:
         """The kernel is up: watch its memory from now on."""
         import psutil
 
-        self.pid, self.process = pid, psutil.Process(pid)
+        self.process = psutil.Process(pid)
         if self.stop.is_set():  # ended while it started (a serve run its notebook's edit stopped)
             self.kill()
             return
@@ -49,7 +48,7 @@ class KernelLimits:
 
     def _watch(self) -> None:
         while not self.stop.wait(POLL_S):
-            used = resident_bytes(self.pid)
+            used = resident_bytes(self.process.pid)
             if used > self.memory_bytes:
                 cap = memory_cap_said(self.memory_bytes, MEMORY_SETTING)
                 self.exceeded(f"used {used / 2**30:.1f} GiB, past {cap}", self.running)

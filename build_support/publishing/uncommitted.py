@@ -5,9 +5,9 @@ commit message on gh-pages says so (``mike_builder.py``).
 mike names the version it deploys after ``HEAD`` (``Deployed da88029 to v2026.08.01``) but builds
 the working tree: an uncommitted edit was published under the hash of a commit without it.
 
-What the site is built from: what a build reads (the copies the tests build hold the same,
-``testkit/build.py``), and what ``make`` sets it up from. An untracked file there counts (a new
-page is built); a file ``.gitignore`` ignores does not.
+What the site is built from: what a build reads (``BUILD_READS_*``; the tests' copies hold the
+same, ``testkit/build.py``), and what ``make`` sets it up from. An untracked file there counts
+(a new page is built); a file ``.gitignore`` ignores does not.
 """
 
 from __future__ import annotations
@@ -15,17 +15,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+BUILD_READS_DIRS = ("docs", "hooks", "examples", "build_support", "overrides")
+BUILD_READS_FILES = ("mkdocs.yml", "uv.lock", "pyproject.toml", "hatch_build.py", "README.md")
+"""What a build reads (README.md: the wheel's long description); the tests' copies hold it."""
 BUILT_FROM = (
-    "docs",
-    "hooks",
-    "examples",
-    "build_support",
-    "overrides",
-    "mkdocs.yml",
-    "uv.lock",
-    "pyproject.toml",
-    "hatch_build.py",
-    "README.md",  # the wheel's long description
+    *BUILD_READS_DIRS,
+    *BUILD_READS_FILES,
     "Makefile",
     "package.json",
     "package-lock.json",
