@@ -181,6 +181,33 @@ def test_node_on_wasm_prints_the_book_and_scores_as_examples(
     check(json.loads(result.stdout), request, expected_practice_output)
 
 
+# A clock that moves in 0.1 ms steps, as a browser's, and a path whose first timed group is slow
+# (a JavaScript loop's compile) and whose calls then take 5 µs: under one step of the clock.
+COARSE_CLOCK_TIMING = """
+import { medianSeconds } from "%s";
+let virtual = 0;
+const now = () => Math.floor(virtual / 0.1) * 0.1;
+let calls = 0;
+const once = () => { virtual += ++calls <= 2 ? 6 : 0.005; };
+console.log(JSON.stringify(await medianSeconds(once, { minSampleMs: 5, now })));
+"""
+
+
+def test_a_path_quicker_once_compiled_is_still_timed_above_the_clock_s_step(node, tmp_path):
+    """The panel's timing (try-it/timing.js) checks its group size on the timed samples: a
+    warm-up slowed by a compile does not leave one call per sample, read as 0 s by the clock."""
+    timing_js = ROOT / "docs" / "assets" / "javascripts" / "try-it" / "timing.js"
+    script = tmp_path / "coarse_clock.mjs"
+    script.write_text(COARSE_CLOCK_TIMING % timing_js.as_uri(), encoding="utf-8")
+    result = subprocess.run(
+        [*node, str(script)], capture_output=True, text=True, timeout=60, encoding="utf-8"
+    )
+    assert result.returncode == 0, result.stderr
+    timed = json.loads(result.stdout)
+    assert timed["calls"] * 0.005 >= 2.5  # each sample at least half the 5 ms asked
+    assert timed["seconds"] == pytest.approx(0.005e-3, rel=0.05)
+
+
 @pytest.fixture(scope="session")
 def webgpu_browser(browser):
     """A second Chromium from the same playwright, with WebGPU through SwiftShader."""

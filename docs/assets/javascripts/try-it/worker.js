@@ -6,6 +6,7 @@
  * page's turnaround sizes, timed here). Messages out: {kind: "backend" | "lines" | "row" | "done" | "fallback" | "failed", ...}. A backend that fails mid-run is named, and the run is done again on Wasm.
  */
 import * as practice from "./practice.js";
+import * as timing from "./timing.js";
 
 const REPEATS = 5; // timed runs after the warm-up; the median is shown
 const BUDGET_MS = 4000; // a path whose one run takes longer is timed fewer times
@@ -29,7 +30,7 @@ self.onmessage = async ({ data }) => {
 async function runOn(devices, request, task) {
   const [device] = devices;
   try {
-    self.postMessage({ kind: "backend", device, name: practice.BACKEND_NAMES[device], adapter: device === "webgpu" ? practice.adapterName() : "", timerStep: (step = timerStep()) });
+    self.postMessage({ kind: "backend", device, name: practice.BACKEND_NAMES[device], adapter: device === "webgpu" ? practice.adapterName() : "", timerStep: (step = timing.timerStepMs() / 1000) });
     await task(device, request);
   } catch (error) {
     const fallback = device !== "wasm" && devices.includes("wasm") ? "wasm" : null;
@@ -48,44 +49,10 @@ function isMemory(error) {
   return error instanceof RangeError || /out of memory|allocation|memory/i.test(String(error?.message));
 }
 
-/** The smallest step performance.now() takes here (browsers coarsen it, to 100 µs or more). */
-function timerStep() {
-  let smallest = Infinity;
-  let last = performance.now();
-  const end = last + 20;
-  while (last < end) {
-    const now = performance.now();
-    if (now > last) smallest = Math.min(smallest, now - last);
-    last = now;
-  }
-  return smallest / 1000; // seconds
-}
-
-/**
- * Median seconds of one call of `once` (it waits for its result), after a warm-up call that
- * compiles, as examples/timing.py's median_seconds: calls quicker than MIN_SAMPLE_S (or 50 of
- * the timer's steps) are timed in groups, so that a coarsened timer still measures them.
- */
-async function medianSeconds(once) {
-  const minSample = Math.max(MIN_SAMPLE_S, 50 * step) * 1000; // ms
-  await once(); // the warm-up: compiles, and is not counted
-  let calls = 1;
-  let warm = await timeCalls(once, 1);
-  while (warm < minSample && calls < 2 ** 20) {
-    calls *= 2;
-    warm = await timeCalls(once, calls);
-  }
-  const repeats = Math.max(1, Math.min(REPEATS, Math.floor(BUDGET_MS / Math.max(warm, 1e-3))));
-  const samples = [];
-  for (let i = 0; i < repeats; i++) samples.push((await timeCalls(once, calls)) / calls / 1000);
-  samples.sort((a, b) => a - b);
-  return { seconds: samples[Math.floor(samples.length / 2)], runs: samples.length, calls };
-}
-
-async function timeCalls(once, calls) {
-  const start = performance.now();
-  for (let i = 0; i < calls; i++) await once();
-  return performance.now() - start;
+/** Median seconds of one call of `once`, timed in groups of at least MIN_SAMPLE_S (or 50 of the
+ * timer's steps): timing.js, examples/timing.py's median_seconds for a browser's clock. */
+function medianSeconds(once) {
+  return timing.medianSeconds(once, { minSampleMs: Math.max(MIN_SAMPLE_S, 50 * step) * 1000, repeats: REPEATS, budgetMs: BUDGET_MS });
 }
 
 /** A reproducible batch of float32 values in [-1, 1) (mulberry32, seeded). */
