@@ -1,9 +1,14 @@
-"""The build's code by size: its largest modules, functions and classes, in lines.
+"""The build's code by size: its largest and smallest modules, its longest functions and
+largest classes, in lines.
 
     .venv/bin/python benchmarks/code_shape.py [FOLDER_OR_FILE ...]
 
-Default: the build's own code (build_support/, hooks/, hatch_build.py). The targets are the
-ones a newcomer reads by: modules of at most about 250 lines, functions under about 60.
+Default: the build's own code (build_support/, hooks/, hatch_build.py). The guide a newcomer
+reads by: one job a module, up to about 500 lines; functions under about 60. A job is not
+counted here, so both ends are listed: a module over the limit may hold two jobs, and one of a
+few dozen lines is often a piece of a job split off by size, to be read with (or merged into)
+the module that owns that job. Left out of the smallest: packages' ``__init__.py`` and the
+hooks, thin by design (each is MkDocs' entry to ``build_support``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_CODE = ("build_support", "hooks", "hatch_build.py")
-MODULE_TARGET, FUNCTION_TARGET = 250, 60
+MODULE_TARGET, FUNCTION_TARGET = 500, 60
 
 
 def python_files(paths: list[Path]) -> list[Path]:
@@ -44,6 +49,8 @@ def report(files: list[Path]) -> list[str]:
     modules = sorted(
         ((len(p.read_text(encoding="utf-8").splitlines()), _name(p)) for p in files), reverse=True
     )
+    thin = {_name(p) for p in files if p.name == "__init__.py" or p.parent == ROOT / "hooks"}
+    smallest = sorted((n, name) for n, name in modules if name not in thin)
     found = sorted((d for p in files for d in definitions(p)), reverse=True)
     functions = [(n, name) for n, kind, name in found if kind == "function"]
     classes = [(n, name) for n, kind, name in found if kind == "class"]
@@ -53,6 +60,8 @@ def report(files: list[Path]) -> list[str]:
         f"{len(modules)} modules, {sum(n for n, _ in modules)} lines",
         "largest modules:",
         *(f"  {n:4d}  {name}" for n, name in modules[:5]),
+        "smallest modules (each a job of its own?):",
+        *(f"  {n:4d}  {name}" for n, name in smallest[:5]),
         "longest functions:",
         *(f"  {n:4d}  {name}" for n, name in functions[:5]),
         "largest classes:",

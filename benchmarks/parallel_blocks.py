@@ -8,7 +8,7 @@ in turns, against the number of CPUs.
 
 Since issue 37 the build's workers are forked warm from a template process: the modes
 ``forked`` and ``forked-pool`` run the same blocks as the build does, each in a worker of its
-own from ``worker_start.Workers`` (no import of JAX to pay, JAX's compilation cache shared),
+own from ``executor.LocalExecutor`` (no import of JAX to pay, JAX's compilation cache shared),
 one after another, then ``--workers`` at a time; the build would run sessions side by side only
 where the second pays.
 
@@ -76,7 +76,7 @@ def run_forked(codes: list[str], workers: int) -> int:
 
     from build_support.build_command import CACHE_DIR_ENV, FRESH_ENV
     from build_support.execution import state
-    from build_support.execution import workers as build_workers
+    from build_support.execution.executor import LazyWorker
 
     os.environ[CACHE_DIR_ENV], os.environ[FRESH_ENV] = tempfile.mkdtemp(), ""
     os.chdir(ROOT)
@@ -87,9 +87,9 @@ def run_forked(codes: list[str], workers: int) -> int:
             return build.take_worker(timed, first_code)
 
     def run(indexed: tuple[int, str]) -> None:
-        worker = build_workers.LazyWorker(take)
+        worker = LazyWorker(take)
         try:
-            worker(indexed[1]).run(indexed[1], f"b{indexed[0]}", False, 120)
+            worker.run(indexed[1], f"b{indexed[0]}", False, 120)
         finally:
             with taking:
                 worker.close()

@@ -58,8 +58,9 @@ LAUNCH_ARGS = (
     "--disable-component-update",
     "--no-first-run",
 )
-# WebGPU in headless Chromium without a GPU: through SwiftShader, on the CPU (STACK-NOTES); the
-# Try it panel's differential test runs jax-js's webgpu backend with these added.
+# WebGPU in headless Chromium without a GPU: through SwiftShader, on the CPU (without these,
+# jax-js finds "No available adapters"); tests/test_try_it_differential.py runs jax-js's webgpu
+# backend with them added.
 WEBGPU_ARGS = (
     "--enable-unsafe-webgpu",
     "--enable-features=Vulkan",

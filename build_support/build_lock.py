@@ -1,13 +1,13 @@
 """One build of a checkout at a time: ``make build``, ``make publish`` and each of ``make
 serve``'s rebuilds take the checkout's build lock (``fcntl.flock`` on ``site.builds/lock``).
 
-Two builds of one checkout once shared their staging folder, their progress file and the swap:
-one reported a failure that was false, one swapped in a site with no assets, or none. Now the
-second build waits for the first, and says whose build it waits for (its command, process id and
-start), read from the lock file, where the holder writes them. It waits rather than refuses: a
-``make build`` started beside a serve rebuild, or two CI steps, then both succeed, one after the
-other. The lock is the kernel's: it is released when its holder ends, however it ends, so a
-killed build never leaves the checkout locked. Standard library only.
+Two builds of one checkout share its staging folder, its progress file and the swap: at once,
+one would report a false failure, or swap in a site with no assets. So the second build waits
+for the first, and says whose build it waits for (its command, process id and start), read from
+the lock file, where the holder writes them. It waits rather than refuses, so that a ``make
+build`` started beside a serve rebuild, or two CI steps, both succeed, one after the other. The
+lock is the kernel's: it is released when its holder ends, however it ends, so a killed build
+never leaves the checkout locked. Standard library only.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ def _holder(fd: int) -> str:
     """Who holds the lock, as its holder wrote it (it writes once it has the lock)."""
     for _ in range(20):
         with contextlib.suppress(OSError, ValueError):
-            said = json.loads(os.pread(fd, 4096, 0) or b"null")
-            if said:
-                started = time.strftime("%H:%M:%S", time.localtime(said["started"]))
-                return f"{said['what']}, process {said['pid']}, started at {started}"
+            holder = json.loads(os.pread(fd, 4096, 0) or b"null")
+            if holder:
+                started = time.strftime("%H:%M:%S", time.localtime(holder["started"]))
+                return f"{holder['what']}, process {holder['pid']}, started at {started}"
         time.sleep(0.05)
     return "a build that has not said who it is yet"
 
@@ -63,9 +63,9 @@ def held(root: Path, what: str, say: Callable[[str], None] = _say) -> Iterator[P
         os.close(fd)  # releases the lock
 
 
-class Holding:
-    """The lock taken and released at two moments (``make serve``'s rebuild: ``on_config`` and
-    ``on_post_build``), rather than around a ``with`` block."""
+class RebuildLock:
+    """The build lock of ``make serve``'s rebuilds: taken in one hook (``on_config``) and
+    released in another (``on_post_build``), so not around a ``with`` block."""
 
     def __init__(self) -> None:
         self._held: contextlib.ExitStack | None = None

@@ -1,9 +1,9 @@
 """A full disk, named in one line: the disk (its mount point), the path written, the step.
 
-A build that ran out of space once ended with a raw ``OSError: [Errno 28]`` traceback, or (the
-wheel, with a full ``TMPDIR``) with a word of neither disk nor space. ``full`` tells a full disk
-or quota from any other error; ``said`` is the line the build prints instead. Standard library
-only.
+A raw ``OSError: [Errno 28]`` traceback names neither the disk nor the step, and the wheel's
+build with a full ``TMPDIR`` fails with a word of neither disk nor space. ``full`` tells a full
+disk or quota from any other error; ``no_space_line`` is the line the build prints instead.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def mount_of(path: str | os.PathLike) -> Path:
     return here
 
 
-def said(path: str | os.PathLike, step: str) -> str:
+def no_space_line(path: str | os.PathLike, step: str) -> str:
     """One line: no space on the disk that holds ``path``, at ``step`` of the build."""
     return f"no space left on the disk mounted at {mount_of(path)} (writing {path}) at {step}"
 

@@ -40,7 +40,7 @@ SUFFIX = ".building"
 # Process scope: MkDocs loads the hooks afresh for every serve rebuild, and says the served
 # folder once (on_serve).
 SERVED: list[Path] = []
-LOCK = build_lock.Holding()  # its ``serving``: under ``mkdocs serve`` (on_startup says once)
+LOCK = build_lock.RebuildLock()  # its ``serving``: under ``mkdocs serve`` (on_startup says once)
 
 
 def take_lock(config_file: str) -> None:

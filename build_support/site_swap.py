@@ -43,6 +43,7 @@ from pathlib import Path
 
 from . import build_lock, disk_space
 from .execution import process_tree, progress
+from .execution.process_tree import signal_name
 
 SITE = "site"
 SITE_DIR_ENV = "COURSE_SITE_DIR"  # mkdocs.yml's site_dir reads it; mike has no option for it
@@ -160,18 +161,12 @@ class _StoppedWaiting(Exception):
     """Stopped before the build started (while it waited for the checkout's build lock)."""
 
 
-def _signal_name(number: int) -> str:
-    with contextlib.suppress(ValueError):
-        return signal.Signals(number).name
-    return f"signal {number}"
-
-
 def ended(status: int, step: str, stopped_by: int | None) -> str:
     """How a build that is not swapped in ended, in words."""
     if stopped_by is not None:
-        return f"it was stopped ({_signal_name(stopped_by)}) at {step}"
+        return f"it was stopped ({signal_name(stopped_by)}) at {step}"
     if status < 0:
-        return f"the build process was ended by {_signal_name(-status)} at {step}"
+        return f"the build process was ended by {signal_name(-status)} at {step}"
     if status == 0:
         return f"the build process ended (status 0) at {step}, before it finished"
     if step == progress.FINISHED:
@@ -188,7 +183,7 @@ def build(root: Path, what: str, command: list[str]) -> int:
     try:
         return _build_locked(root, what, command, stop)
     except _StoppedWaiting:
-        return _say(what, f"it was stopped ({_signal_name(stop.by or 0)}) before it started")
+        return _say(what, f"it was stopped ({signal_name(stop.by or 0)}) before it started")
 
 
 def _build_locked(root: Path, what: str, command: list[str], stop: _Stopped) -> int:
@@ -234,7 +229,7 @@ def _build_locked(root: Path, what: str, command: list[str], stop: _Stopped) -> 
 
 def _cause(error: OSError, path: Path, step: str) -> str:
     if disk_space.full(error):
-        return disk_space.said(disk_space.filename_of(error, path), step)
+        return disk_space.no_space_line(disk_space.filename_of(error, path), step)
     return f"{type(error).__name__} while {step}: {error}"
 
 

@@ -26,6 +26,6 @@ def on_build_error(error):
         return
     noted = os.environ.get(progress.PROGRESS_ENV)
     step = progress.step(Path(noted)) if noted else "the build"
-    line = disk_space.said(disk_space.filename_of(error, os.getcwd()), step)
+    line = disk_space.no_space_line(disk_space.filename_of(error, os.getcwd()), step)
     log.error(line)
     raise Abort(line) from None

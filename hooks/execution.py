@@ -27,12 +27,11 @@ from mkdocs.structure.files import File
 
 from build_support import serve_staging, settings
 from build_support.execution import (
-    ahead,
     notebook_page,
-    notebook_runs,
+    plan,
     progress,
     runner,
-    session_runs,
+    sessions,
     state,
 )
 from build_support.publishing import record, report
@@ -71,14 +70,13 @@ def on_files(files, config):
         for file in files.documentation_pages()
         if jupyter.should_include(file)
     ]
-    notebook_runs.start_notebooks(state.current(), pages, jupyter.config["kernel_name"])
+    notebook_page.start_notebooks(state.current(), pages, jupyter.config["kernel_name"])
     markdown_pages = [
         (file.src_uri, Path(file.abs_src_path))
         for file in files.documentation_pages()
         if file.src_uri.endswith(".md") and file.abs_src_path and not jupyter.should_include(file)
     ]
-    languages = tuple(config.plugins["markdown-exec"].config.languages)
-    ahead.plan(state.current(), markdown_pages, languages)  # side by side, ahead of the pages
+    plan.plan(state.current(), markdown_pages)  # side by side, ahead of the pages
     return files
 
 
@@ -87,7 +85,7 @@ def on_page_markdown(markdown, page, config, files):
     build.page = page.file.src_uri
     kind = "notebook" if build.page.endswith((".py", ".ipynb")) else "page"  # mkdocs-jupyter's
     progress.note(f"{kind} {build.page}")
-    session_runs.read_sessions(build, page.file.src_uri, markdown)
+    sessions.read_sessions(build, page.file.src_uri, markdown)
     return markdown
 
 
@@ -113,9 +111,9 @@ def on_pre_page(page, config, files):
 
 def on_page_content(content, page, config, files):
     build = state.current()
-    content = session_runs.fill_sessions(build, page.file.src_uri, content)  # one run each
+    content = sessions.fill_sessions(build, page.file.src_uri, content)  # one run each
     if page.file.src_uri in build.notebooks.runs:
-        notebook_runs.record_notebook(build, page.file.src_uri, content)
+        notebook_page.record_notebook(build, page.file.src_uri, content)
     return content
 
 

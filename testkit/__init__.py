@@ -6,6 +6,7 @@ numeric tests also run where only jax, numpy and pytest are installed.
 
 - ``project``: where things are (the root, the section page, the golden files).
 - ``build``: the strict build, of the checkout or of a throw-away copy.
+- ``small_site``: a small site's ``mkdocs.yml`` loading the checkout's hooks, and its one page.
 - ``serving``: a static server on 127.0.0.1, ``mkdocs serve`` of a project, a page polled
   until it shows a text, free ports.
 - ``site``: reading a built site (its pages, its prefix, its wheel).

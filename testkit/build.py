@@ -12,36 +12,6 @@ from build_support.build_command import BUILDER, CACHE_DIR_ENV, FRESH_ENV, ROOT,
 from build_support.publishing.uncommitted import BUILD_READS_DIRS, BUILD_READS_FILES
 
 
-def one_hook_config(site_name: str, build_settings: str = "") -> str:
-    """A small site's ``mkdocs.yml`` with the execution hook alone: Python blocks and jupytext
-    notebooks under ``docs/notebooks/``; ``build_settings`` (``"cell_timeout_s: 2"``) are added
-    to ``extra.build``."""
-    settings = ", ".join(
-        part
-        for part in ("fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR", build_settings)
-        if part
-    )
-    return f"""\
-site_name: {site_name}
-strict: true
-theme:
-  name: material
-markdown_extensions:
-  - pymdownx.superfences
-plugins:
-  - markdown-exec:
-      languages: [python]
-  - mkdocs-jupyter:
-      include: ["notebooks/*.py"]
-      execute: false
-      cache: false
-hooks:
-  - {ROOT / "hooks" / "execution.py"}
-extra:
-  build: {{{settings}}}
-"""
-
-
 def copy_project(destination: Path, source: Path = ROOT) -> Path:
     """A throw-away copy of what a build reads (node_modules linked), of this checkout or of
     ``source`` (another commit's tree, for a benchmark). Build it with ``copy_env(destination)``:
@@ -88,11 +58,11 @@ def with_own_workers(tmp_path: Path, monkeypatch) -> Iterator:
     """For a fixture: a build of the checkout (``state.BuildState``) with its store (and so its
     JAX compilation cache) in ``tmp_path`` and workers of its own, forked warm (never
     ``COURSE_WORKER_START=spawn``), all closed at the end."""
-    from build_support.execution import state, worker_start
+    from build_support.execution import executor, state
 
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "store"))
     monkeypatch.setenv(FRESH_ENV, "")
-    monkeypatch.delenv(worker_start.START_ENV, raising=False)
-    monkeypatch.setattr(state.PROCESS, "workers", worker_start.Workers())
+    monkeypatch.delenv(executor.START_ENV, raising=False)
+    monkeypatch.setattr(state.PROCESS, "workers", executor.LocalExecutor())
     yield state.start(ROOT)
     state.PROCESS.workers.close()

@@ -1,20 +1,19 @@
 """Several processes of one JAX system, started under the tests' supervision: each in its own
 process group, all stopped soon after one fails, none outliving the test (nor pytest killed by
-a CI timeout). Linux's ``prctl`` through ctypes for the last; the readers' own runner is
+a CI timeout). The build's ``die_with_parent`` for the last; the readers' own runner is
 ``examples.processes.run_processes``, which needs none of this."""
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from build_support.execution import process_tree
 from examples.processes import (
     JOIN_TIMEOUT_S,
     LOCAL_HOST,
@@ -95,8 +94,4 @@ def _wait(running: list[subprocess.Popen], timeout_s: float, after_failure_s: fl
 def die_with_parent() -> None:
     """In a process started by ``run_supervised``: be killed when the process that started it
     dies (pytest stopped by a CI timeout, say), so that none is left behind. Linux only."""
-    if sys.platform == "linux":
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
-    if os.getppid() != int(os.environ[PARENT_ENV]):  # it died before prctl
-        os._exit(1)
+    process_tree.die_with_parent(signal.SIGKILL, parent=int(os.environ[PARENT_ENV]))

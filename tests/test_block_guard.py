@@ -1,5 +1,5 @@
 """No block fools, stalls, kills, floods or leaks into a build: every block runs in a worker
-process (build_support/execution/workers.py, block_worker.py) under the limits of limits.py;
+process (build_support/execution/executor.py, worker.py) under the limits of executor.py;
 a failing block is named, and shown in its page under ``mkdocs serve`` (guard.py).
 
 The builds here are of a one-page site that loads the project's execution hook (a second or two
@@ -24,43 +24,13 @@ from testkit.author import author_env
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
 from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
-
-CONFIG = f"""\
-site_name: guard test
-strict: true
-site_dir: !ENV [COURSE_SITE_DIR, site]
-theme:
-  name: material
-markdown_extensions:
-  - admonition
-  - pymdownx.superfences
-plugins:
-  - markdown-exec:
-      languages: [python]
-  - mkdocs-jupyter:
-      include: ["notebooks/*.py"]
-      ignore: ["*.md"]
-      execute: false
-      cache: false # as mkdocs.yml: it keys on the file's name, not on what it ran
-hooks:
-  - {ROOT / "hooks" / "execution.py"}
-  - {ROOT / "hooks" / "serve_last_build.py"}
-extra:
-  build: {{fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR, memory_limit_gib: 1}}
-"""
-
-
-def page_with(code: str, options: str = "") -> str:
-    return (
-        "# A page\n\nBefore the block.\n\n"
-        f'```python exec="on" id="blk"{options}\n{code}\n```\n\nAfter the block.\n'
-    )
+from testkit.small_site import ONE_PAGE_CONFIG, page_with
 
 
 @pytest.fixture
 def site(tmp_path) -> Path:
     (tmp_path / "docs").mkdir()
-    (tmp_path / "mkdocs.yml").write_text(CONFIG)
+    (tmp_path / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
     return tmp_path
 
 
@@ -403,13 +373,13 @@ def a_build(tmp_path, monkeypatch):
 
 # Each step of the build's handling of a block and its output, after its worker has run it.
 HANDLING = [
-    ("build_support.execution.python_exec", "format_python"),  # markdown-exec renders it
+    ("build_support.execution.sessions", "render"),  # markdown-exec renders it
     ("build_support.execution.reads", "digests"),  # the files it read
-    ("build_support.execution.blocks", "measured_caption"),  # its caption
-    ("build_support.execution.blocks", "run_record"),  # its run, for the report and record
-    ("build_support.execution.blocks", "note_shown"),  # what verify compares
-    ("build_support.execution.blocks", "wrapped"),  # its wrapper in the page
-    ("build_support.execution.blocks", "cacheable"),  # whether it may be stored (a store's
+    ("build_support.execution.sessions", "measured_caption"),  # its caption
+    ("build_support.execution.sessions", "run_record"),  # its run, for the report and record
+    ("build_support.execution.sessions", "note_shown"),  # what verify compares
+    ("build_support.execution.sessions", "wrapped"),  # its wrapper in the page
+    ("build_support.execution.sessions", "cacheable"),  # whether it may be stored (a store's
 ]  # own faults are misses, said in a warning: the output is shown all the same)
 
 

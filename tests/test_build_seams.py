@@ -11,69 +11,20 @@ import importlib
 import importlib.util
 import logging
 import re
+import struct
 import types
 from pathlib import Path, PurePath
 
 import pytest
 
+from build_support.execution import state
 from testkit.hooks import load_hook
 from testkit.project import ROOT
 
 SCANNED = ("build_support", "hooks")
 
-PROCESS_SCOPED = {
-    "build_support.execution.state.PROCESS": (
-        "MkDocs says its command once per process (on_startup; one `mkdocs serve` runs many "
-        "builds), and calls hooks, as markdown-exec calls formatters, as plain functions of the "
-        "process: they reach the build running now through it"
-    ),
-    "build_support.settings._running": (
-        "the settings of the build this process runs, for what no build object reaches: the "
-        "store's folder of every named cache (hooks, the command line); below execution/, so "
-        "it cannot be the state's"
-    ),
-    "build_support.execution.reads._local": "the audit hook's per-thread switch",
-    "build_support.execution.reads._hook_installed": "an audit hook is added once per process",
-    "build_support.execution.reads._installed": "an audit hook cannot be removed: one per process",
-    "build_support.caching.cache._handler": "logging's handlers are per process",
-    "build_support.publishing.wheel_build.builder_version": (
-        "the versions of the hatchling this process imported, read once a process"
-    ),
-    "build_support.execution.compile_cache._fresh": (
-        "a FRESH=1 process's own compilation cache folder, made once, removed when it ends"
-    ),
-    "build_support.execution.compile_cache._FRESH_MADE": (
-        "the lock that makes that folder once when threads ask for it at the same time"
-    ),
-    "build_support.serve_templates.COMPILED": (
-        "the theme's templates compiled under `mkdocs serve`, kept across its rebuilds (each "
-        "makes a new Jinja environment)"
-    ),
-    "build_support.serve_staging.SERVED": (
-        "the folder `mkdocs serve` serves, said once (on_serve), while it loads the hooks afresh "
-        "for every rebuild"
-    ),
-    "build_support.serve_staging.LOCK": (
-        "the checkout's build lock, held by `mkdocs serve` from a build's on_config to its end, "
-        "across the hooks loaded afresh for every rebuild"
-    ),
-    "build_support.serve_staging.REBUILDS": (
-        "the folder `mkdocs serve` watches for a notebook's call for a rebuild, said once "
-        "(on_serve), written from the notebook's thread"
-    ),
-    "build_support.execution.notebooks.BACKGROUND": (
-        "under `mkdocs serve`, the notebook runs that go on past the rebuild that started them, "
-        "and their threads: the next rebuild takes them over"
-    ),
-    "build_support.caching.reach._PARSED": (
-        "under `mkdocs serve`, the package's modules as parsed, by their text: a rebuild after "
-        "a module edit parses that one again"
-    ),
-    "build_support.imports_on_use._loading": (
-        "the modules imported on first use are imported once, whatever thread uses them first"
-    ),
-}
-"""Module-level state of ``build_support/``, and why the process is its scope."""
+# Module-level state of ``build_support/``: the process's, kept in one place with its reasons.
+PROCESS_SCOPED = {"build_support.execution.state.PROCESS", *state.KEPT_ELSEWHERE}
 
 # ---------------------------------------------------------------- import cycles
 
@@ -167,6 +118,7 @@ _MUTATORS = {"append", "add", "clear", "discard", "extend", "insert", "pop", "po
 _MUTATORS |= {"remove", "setdefault", "update"}
 _VALUES = (str, bytes, int, float, bool, type(None), tuple, frozenset, re.Pattern, PurePath)
 _VALUES += (type, types.FunctionType, types.ModuleType, logging.Logger)  # a logger: a name
+_VALUES += (struct.Struct,)  # a binary layout, immutable
 _CONTAINERS = (dict, list, set, bytearray)
 
 
@@ -238,7 +190,8 @@ def build_support_state() -> set[str]:
 
 
 def test_build_support_keeps_module_state_only_where_the_process_is_its_scope():
-    assert build_support_state() == set(PROCESS_SCOPED)
+    assert build_support_state() == PROCESS_SCOPED
+    assert all(len(why) > 30 for why in state.KEPT_ELSEWHERE.values())  # each says why
 
 
 def test_each_hook_holds_at_most_one_state_object():
@@ -296,26 +249,26 @@ def test_the_build_uses_markdown_exec_through_its_public_names_only():
         or use[1:] == ("sys", "exc_info")  # an exception recovered from a log record
     ]
     assert private == []
-    assert ("python_exec.py", "markdown_exec", "base_format") in used
+    assert ("sessions.py", "markdown_exec", "base_format") in used
 
 
 def test_a_block_runs_in_its_sessions_worker_and_its_failure_is_raised(caplog):
     import markdown
 
-    from build_support.execution import python_exec, state, workers
+    from build_support.execution import executor, sessions, state
 
-    def block(code: str, worker: workers.LazyWorker) -> str:
+    def block(code: str, worker: executor.LazyWorker) -> str:
         options = {"code": code, "md": markdown.Markdown(), "id": "b", "extra": {}}
-        return python_exec.format_python(python_exec.Execution(worker), **options)
+        return sessions.render(sessions.Execution(worker), **options)
 
     build = state.start(ROOT)
-    session, alone = workers.LazyWorker(build.take_worker), workers.LazyWorker(build.take_worker)
+    session, alone = executor.LazyWorker(build.take_worker), executor.LazyWorker(build.take_worker)
     try:
         assert "<p>1</p>" in block("x = 1\nprint(x)", session)
         assert "<p>2</p>" in block("print(x + 1)", session)  # the session's globals
-        with pytest.raises(workers.BlockError, match="NameError: name 'x' is not defined"):
+        with pytest.raises(executor.BlockError, match="NameError: name 'x' is not defined"):
             block("print(x)", alone)  # another worker: raised as the block raised it
-        with pytest.raises(workers.BlockError, match="SystemExit: 0"):
+        with pytest.raises(executor.BlockError, match="SystemExit: 0"):
             block("import sys\nsys.exit(0)", alone)
         assert session.worker.process.pid != alone.worker.process.pid
     finally:
@@ -323,3 +276,36 @@ def test_a_block_runs_in_its_sessions_worker_and_its_failure_is_raised(caplog):
         alone.close()
         state.PROCESS.workers.close()
     assert caplog.records == []  # nothing logged for guard to recover
+
+
+def test_a_blocks_path_from_markdown_exec_to_its_workers_reply_is_at_most_10_frames(
+    tmp_path, monkeypatch
+):
+    import sys
+
+    import markdown
+
+    from build_support.execution import runner
+
+    depths = []
+
+    class Worker:
+        def run(self, code, block_id, timed, seconds):
+            frame, depth = sys._getframe(), 1
+            while frame.f_code.co_name != "format_python":  # markdown-exec's call
+                frame, depth = frame.f_back, depth + 1
+            depths.append(depth)
+            return {"output": "hi\n", "ran_on": "here"}
+
+        def close(self):
+            pass
+
+    monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
+    build = state.start(ROOT)
+    build.page = "page.md"
+    monkeypatch.setattr(build, "take_worker", lambda timed=False, first_code="": Worker())
+    format_python = runner.formatter(build)
+    format_python(code="print(1)", id="alone", extra={}, md=markdown.Markdown())
+    build.sessions[("page.md", "s")] = state.Session()
+    format_python(code="print(2)", id="in", extra={}, md=markdown.Markdown(), session="s")
+    assert len(depths) == 2 and max(depths) <= 10, depths

@@ -23,15 +23,12 @@ import pytest
 from build_support.caching.cache import ExecutionCache
 from build_support.caching.check_cache import check
 from build_support.caching.store import FileStore
-from build_support.execution import python_exec, runner, session_runs, state
+from build_support.execution import runner, sessions, state
 from testkit.project import ROOT
+from testkit.small_site import site_config
 
-MKDOCS_YML = """\
-site_name: Differential
-theme:
-  name: material
-  font: false
-markdown_extensions:
+# The Markdown extensions whose options and files a page's output depends on.
+EXTENSIONS = """\
   - abbr
   - attr_list
   - md_in_html
@@ -41,22 +38,10 @@ markdown_extensions:
       check_paths: true
       auto_append:
         - docs/includes/abbreviations.md
-  - pymdownx.superfences
-plugins:
-  - markdown-exec:
-      languages: [python]
-  - mkdocs-jupyter:
-      include: ["notebooks/*.py"]
-      ignore: ["*.md"]
-      execute: false
-hooks:
-  - hooks/execution.py
-extra:
-  build: {fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR}
-exclude_docs: |
-  includes/
-  snippets/
 """
+# The copy's own hook, by a relative path as the project's mkdocs.yml names it.
+MKDOCS_YML = site_config("Differential", hooks=["hooks/execution.py"], extensions=EXTENSIONS)
+MKDOCS_YML += "exclude_docs: |\n  includes/\n  snippets/\n"
 PAGE = """\
 # A small page
 
@@ -311,7 +296,7 @@ def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path,
 
     monkeypatch.setenv("COURSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("FRESH", raising=False)
-    monkeypatch.setattr(python_exec, "format_python", lambda namespace, **o: formatter(**o))
+    monkeypatch.setattr(sessions, "render", lambda execution, **o: formatter(**o))
     markdown = (
         '```python exec="on" session="s"\nA\n```\n\n```python exec="on" session="s"\nB\n```\n'
     )
@@ -319,9 +304,9 @@ def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path,
     def build(*codes: str):
         build = state.start(ROOT)
         build.page = "page.md"
-        session_runs.read_sessions(build, "page.md", markdown)
+        sessions.read_sessions(build, "page.md", markdown)
         html = "".join(runner.format_block(build, {"code": code, "session": "s"}) for code in codes)
-        html = session_runs.fill_sessions(build, "page.md", html)
+        html = sessions.fill_sessions(build, "page.md", html)
         return html, [(run.ran, run.reasons) for run in build.runs]
 
     html, outcomes = build("A", "B")

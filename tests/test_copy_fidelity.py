@@ -1,6 +1,6 @@
 """Copy fidelity: every Python block the site displays runs as copied and prints what is shown.
 
-Read from the built HTML, not the Markdown. build_support/execution/blocks.py wraps each
+Read from the built HTML, not the Markdown. build_support/execution/sessions.py wraps each
 executed block in ``div.exec-block``: inside it, markdown-exec's source block and its output
 block. A block is taken as Material's copy button takes it (the ``code`` element's text,
 annotations left out, trailing whitespace trimmed), run in a fresh interpreter whose only import

@@ -18,7 +18,7 @@ import pytest
 
 from build_support.build_command import BUILD_ENV
 from testkit.project import ROOT
-from tests.test_block_guard import CONFIG, page_with
+from testkit.small_site import ONE_PAGE_CONFIG, hook, page_with
 
 
 def _can_mount() -> str:
@@ -74,7 +74,7 @@ def one_page_site(folder: Path, config: str) -> None:
 def test_a_full_disk_under_the_project_is_named_and_site_kept(tmp_path):
     source, project = tmp_path / "source", tmp_path / "project"
     project.mkdir()
-    hooks = CONFIG.replace("hooks:\n", f"hooks:\n  - {ROOT / 'hooks' / 'disk_full.py'}\n")
+    hooks = ONE_PAGE_CONFIG.replace("hooks:\n", f"hooks:\n  - {hook('disk_full')}\n")
     config = hooks.replace("cache_dir: !ENV COURSE_CACHE_DIR", f"cache_dir: {tmp_path / 'cache'}")
     one_page_site(source, config)
     log = tmp_path / "build.log"
@@ -112,7 +112,7 @@ sys.exit(subprocess.run(build, cwd=project).returncode)
 def test_a_disk_full_before_the_first_build_is_named_at_the_lock(tmp_path):
     source, project = tmp_path / "source", tmp_path / "project"
     project.mkdir()
-    one_page_site(source, CONFIG)
+    one_page_site(source, ONE_PAGE_CONFIG)
     result = build_in_namespace(tmp_path, FULL_BEFORE_THE_FIRST_BUILD, str(project), str(source))
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr and "Errno 28" not in result.stderr, result.stderr

@@ -1,5 +1,5 @@
 """The execution cache never serves a stale output (build_support/caching/cache.py,
-execution/blocks.py).
+execution/sessions.py).
 
 Every build here runs in a throw-away copy of the project (docs, hooks, the ``examples``
 package, build_support, uv.lock), first on ``PYTHONPATH`` so that the copy's package is the
@@ -148,11 +148,13 @@ def test_the_builds_own_code_in_a_subpackage_is_in_every_key_but_what_reads_the_
     (``ingredients.build_code``), but for those that only read what was built
     (``NOT_IN_ENTRIES``, by path: the Build report's module is one)."""
     edit(
-        "build_support/execution/blocks.py", "\n\nfrom __future__", "\n# an edit\n\nfrom __future__"
+        "build_support/execution/sessions.py",
+        "\n\nfrom __future__",
+        "\n# an edit\n\nfrom __future__",
     )
     rows, _ = build(project)
     assert ran(rows) == every_block(rows)
-    assert {why for _, why in rows.values()} == {"build_support/execution/blocks.py changed"}
+    assert {why for _, why in rows.values()} == {"build_support/execution/sessions.py changed"}
 
     edit(
         "build_support/publishing/report.py",
@@ -337,7 +339,7 @@ def a_build(tmp_path, monkeypatch):
 def test_a_failing_block_is_never_stored(a_build, monkeypatch):
     import markdown
 
-    from build_support.execution import python_exec, runner, state
+    from build_support.execution import runner, sessions, state
 
     # As under mkdocs serve, where a failure shows in the page and the build goes on (elsewhere
     # it fails the build: tests/test_block_guard.py); markdown-exec's base_format runs it.
@@ -347,7 +349,7 @@ def test_a_failing_block_is_never_stored(a_build, monkeypatch):
         runner.format_block(a_build, dict(block))
     assert [(run.ran, run.reasons) for run in a_build.runs] == [(True, ["no cache entry"])] * 2
 
-    monkeypatch.setattr(python_exec, "format_python", lambda namespace, **o: "<p>fine</p>")
+    monkeypatch.setattr(sessions, "render", lambda execution, **o: "<p>fine</p>")
     for _ in range(2):
         runner.format_block(a_build, dict(block))
     assert [run.ran for run in a_build.runs[2:]] == [True, False]

@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from build_support.execution.kernel_limits import KernelLimits
-from testkit.build import mkdocs_build, one_hook_config
+from testkit.build import mkdocs_build
+from testkit.small_site import site_config
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prctl and /proc are Linux's")
 
-CONFIG = one_hook_config("notebook limits test", "cell_timeout_s: 2")
+CONFIG = site_config("notebook limits test", "cell_timeout_s: 2")
 
 OUTPUT_LIMIT = "printed more than 1,048,576 bytes of output"
 FAILED = "notebook notebooks/nb.py failed to execute: notebooks/nb.py: "

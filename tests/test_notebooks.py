@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from build_support import settings
-from build_support.execution import blocks, notebooks, python_exec, state, workers
+from build_support.execution import executor, notebooks, sessions, state
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 
 
@@ -26,7 +26,7 @@ def a_notebook_still_running(a_build, monkeypatch):
     a_build.notebooks.runs["notebooks/a.py"] = run
     ran = []
     monkeypatch.setattr(
-        python_exec, "format_python", lambda namespace, **options: ran.append(options["id"]) or ""
+        sessions, "render", lambda execution, **options: ran.append(options["id"]) or ""
     )
     yield a_build, run.cells_done, ran
     run.cells_done.set()
@@ -35,12 +35,12 @@ def a_notebook_still_running(a_build, monkeypatch):
 def test_a_timed_block_waits_for_the_notebooks_and_others_do_not(a_notebook_still_running):
     build, cells_done, ran = a_notebook_still_running
     options = {"code": "x = 1", "id": "plain", "extra": {}}
-    blocks.execute(build, options, False, workers.LazyWorker(build.take_worker))
+    sessions.execute(build, options, False, executor.LazyWorker(build.take_worker))
     assert ran == ["plain"]  # ran at once, beside the notebook
 
     timed = {"code": "x = 1", "id": "timed", "extra": {"timed": "yes"}}
-    worker = workers.LazyWorker(build.take_worker, True)
-    waiting = threading.Thread(target=blocks.execute, args=(build, timed, True, worker))
+    worker = executor.LazyWorker(build.take_worker, True)
+    waiting = threading.Thread(target=sessions.execute, args=(build, timed, True, worker))
     waiting.start()
     waiting.join(timeout=0.3)
     assert waiting.is_alive() and ran == ["plain"]  # still waiting for the notebook's cells

@@ -1,8 +1,8 @@
-"""The package template (build_support/execution/package_template.py, template_process.py):
+"""The package template (build_support/execution/template.py):
 a session whose first block imports the course package first is forked from a child of the
 template that has imported it already; any other session from the template itself; a package
 whose import cannot be kept (it prints, warns, raises, starts a thread) is imported by each
-worker, as before, and the log says so once; an edited package gets a new package template."""
+worker, and the log says so once; an edited package gets a new package template."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from build_support.execution import state, workers
-from build_support.execution.package_template import imports_package_first
+from build_support.execution import executor, state
+from build_support.execution.template import imports_package_first
 from testkit.build import with_own_workers
 
 LOADED = frozenset({"numpy", "jax", "jax.numpy", "os", "__future__"})
@@ -67,7 +67,7 @@ def build(tmp_path, monkeypatch):
 def run(build, first: str, then: str = "", package: str = "examples", version: str = "v1"):
     """A session of ``first`` (then ``then``) for ``package`` at ``version``: what it printed
     last, as JSON, and its last reply."""
-    limits = workers.Limits(2**20, 2**32, "test")
+    limits = executor.Limits(2**20, 2**32, "test")
     package_dir = os.path.dirname(sys.modules[package].__file__)
     worker = state.PROCESS.workers.take(limits, package, package_dir, None, first, version)
     try:
@@ -151,7 +151,7 @@ def test_a_package_whose_import_cannot_be_kept_is_imported_by_each_worker_said_o
     name = "planted_" + why.split()[1]
     plant(tmp_path, monkeypatch, name, "")  # found by the build, then its import planted:
     (tmp_path / "planted" / name / "__init__.py").write_text(source)
-    limits = workers.Limits(2**20, 2**32, "test")
+    limits = executor.Limits(2**20, 2**32, "test")
     package_dir = str(tmp_path / "planted" / name)
     held = state.PROCESS.workers
     with caplog.at_level(logging.INFO, logger="mkdocs.hooks.execution"):
@@ -159,10 +159,10 @@ def test_a_package_whose_import_cannot_be_kept_is_imported_by_each_worker_said_o
             worker = held.take(limits, name, package_dir, None, f"import {name}", "v1")
             try:
                 assert worker.process.template is held.template  # not the package template
-                if "raise" in source:  # the block that imports it says so, as before
-                    with pytest.raises(workers.BlockError, match="ValueError: broken"):
+                if "raise" in source:  # the block that imports it says so
+                    with pytest.raises(executor.BlockError, match="ValueError: broken"):
                         worker.run(f"import {name}", "first", False, 60)
             finally:
                 worker.close()
-    said = [r.getMessage() for r in caplog.records if "course package" in r.getMessage()]
-    assert said == [f"Workers import the course package themselves: {why}"]
+    logged = [r.getMessage() for r in caplog.records if "course package" in r.getMessage()]
+    assert logged == [f"Workers import the course package themselves: {why}"]

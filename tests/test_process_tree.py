@@ -21,11 +21,11 @@ import pytest
 
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, build_command
 from build_support.execution import process_tree
-from testkit.build import one_hook_config
+from testkit.small_site import site_config
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prctl and /proc are Linux's")
 
-CONFIG = one_hook_config("process tree test")
+CONFIG = site_config("process tree test")
 
 # A process in a session of its own (setsid), and a daemon's double fork: both leave the group.
 DETACH = """\
@@ -134,7 +134,7 @@ def test_memory_a_block_detaches_counts_against_its_cap(tmp_path):
     """A grandchild in a session of its own, its parent gone, allocating 1.5 GiB, past the site's
     1 GiB cap: the block fails on it, and it is ended with the worker."""
     pids = tmp_path / "pids"
-    config = one_hook_config("process tree test", "memory_limit_gib: 1")
+    config = site_config("process tree test", "memory_limit_gib: 1")
     build = start_build(tmp_path, HUNGRY_DETACHED.format(pids=str(pids)), config)
     output = build.communicate(timeout=300)[0].decode()
     started = [int(pids.read_text())] if pids.exists() else []

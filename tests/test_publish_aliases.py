@@ -30,7 +30,7 @@ from build_support.publishing.aliases import deploy_arguments, order
 from build_support.publishing.uncommitted import uncommitted
 from testkit.author import author_env, run_in
 from testkit.project import ROOT
-from tests.test_block_guard import CONFIG
+from testkit.small_site import ONE_PAGE_CONFIG
 
 NEWER, OLDER = "v2026.08.01", "v2026.07.20"
 
@@ -54,7 +54,7 @@ def deploy_line(version: str) -> str:
 def repo(tmp_path) -> Path:
     repo = tmp_path / "repo"
     (repo / "docs").mkdir(parents=True)
-    (repo / "mkdocs.yml").write_text(CONFIG, encoding="utf-8")
+    (repo / "mkdocs.yml").write_text(ONE_PAGE_CONFIG, encoding="utf-8")
     (repo / "docs" / "index.md").write_text(
         "# A page\n\nNo block: no worker to start.\n", encoding="utf-8"
     )
@@ -170,7 +170,7 @@ def test_a_killed_publish_leaves_nothing_behind_after_the_next_or_make_clean(rep
 def test_uncommitted_names_each_changed_path_of_what_the_site_is_built_from(repo):
     assert uncommitted(repo) == []  # .venv, a link git does not track, is no part of it
     run_in(repo, "git", "mv", "docs/index.md", "docs/home.md")  # staged: both paths
-    (repo / "mkdocs.yml").write_text(CONFIG + "\n", encoding="utf-8")
+    (repo / "mkdocs.yml").write_text(ONE_PAGE_CONFIG + "\n", encoding="utf-8")
     (repo / "docs" / "a page with spaces.md").write_text("# Spaces\n", encoding="utf-8")
     (repo / "scratch.txt").write_text("not built from\n", encoding="utf-8")
     assert uncommitted(repo) == [

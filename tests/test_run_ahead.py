@@ -1,9 +1,10 @@
-"""Blocks run ahead of their pages, side by side (build_support/execution/ahead.py): the plan
-reads each fence's options as markdown-exec will pass them; jobs run at once on the cores,
-never beside a timed block; a page takes a job's replies only when the job ran what it asks
-for, and runs it itself otherwise; a failure is still its block's, in its page's turn.
+"""Blocks run ahead of their pages, side by side (build_support/execution/plan.py): the plan
+reads each fence's options as markdown-exec will pass them (fences.py, the page's reader too);
+jobs run at once on the cores, never beside a timed block; a page takes a job's replies only
+when the job ran what it asks for, and runs it itself otherwise (a job not started is
+cancelled); a failure is still its block's, in its page's turn.
 
-The builds are of a small site that loads the project's execution hook, as test_block_guard's.
+The builds are of a small site that loads the project's execution hook.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from pathlib import Path
 import markdown
 import pytest
 
-from build_support.execution import ahead
-from build_support.execution.workers import BlockError
+from build_support.execution import fences, plan
+from build_support.execution.executor import BlockError
 from testkit.build import mkdocs_build
-from tests.test_block_guard import CONFIG
+from testkit.small_site import ONE_PAGE_CONFIG
 
 # ------------------------------------------------------- the plan reads what the page reads
 
@@ -108,26 +109,26 @@ def test_the_plan_reads_every_executed_fence_as_markdown_exec_passes_it():
     expected = markdown_exec_options(PAGE)
     assert len(expected) == 8  # the fences above that run
     assert expected[-1]["code"] == "print(8)\n"
-    assert list(ahead.fence_options(PAGE, ("python",))) == expected
+    assert [fence.options for fence in fences.read(PAGE, ("python",))] == expected
 
 
 def test_the_plan_skips_a_fence_whose_timeout_the_page_will_refuse():
     fence = '```python exec="on" timeout="{}"\nprint(1)\n```\n'
-    (options,) = ahead.fence_options(fence.format("soon"), ("python",))
-    assert ahead.request_of(options) is None
-    (options,) = ahead.fence_options(fence.format("2.5"), ("python",))
-    assert ahead.request_of(options).seconds == 2.5
+    (soon,) = fences.read(fence.format("soon"), ("python",))
+    assert plan.request_of(soon.options) is None
+    (later,) = fences.read(fence.format("2.5"), ("python",))
+    assert plan.request_of(later.options).seconds == 2.5
 
 
 def test_how_many_run_at_once(monkeypatch):
-    monkeypatch.setenv(ahead.SIDE_BY_SIDE_ENV, "3")
-    assert ahead.side_by_side() == 3
+    monkeypatch.setenv(plan.SIDE_BY_SIDE_ENV, "3")
+    assert plan.side_by_side() == 3
     for wrong in ("0", "two", "-1"):
-        monkeypatch.setenv(ahead.SIDE_BY_SIDE_ENV, wrong)
-        with pytest.raises(ValueError, match=ahead.SIDE_BY_SIDE_ENV):
-            ahead.side_by_side()
-    monkeypatch.delenv(ahead.SIDE_BY_SIDE_ENV)
-    assert 1 <= ahead.side_by_side() <= ahead.MAX_SIDE_BY_SIDE
+        monkeypatch.setenv(plan.SIDE_BY_SIDE_ENV, wrong)
+        with pytest.raises(ValueError, match=plan.SIDE_BY_SIDE_ENV):
+            plan.side_by_side()
+    monkeypatch.delenv(plan.SIDE_BY_SIDE_ENV)
+    assert 1 <= plan.side_by_side() <= plan.MAX_SIDE_BY_SIDE
 
 
 # ---------------------------------------------------------------- the jobs, with stand-in workers
@@ -153,11 +154,11 @@ class StandIn:
         self.closed = True
 
 
-def job(page: str, *codes: str) -> ahead.Job:
+def job(page: str, *codes: str) -> plan.Job:
     requests = [
-        ahead.Request(code, f"{page}-{n}", f"own-{page}-{n}", 60.0) for n, code in enumerate(codes)
+        plan.Request(code, f"{page}-{n}", f"own-{page}-{n}", 60.0) for n, code in enumerate(codes)
     ]
-    return ahead.Job(page, requests)
+    return plan.Job(page, requests)
 
 
 @pytest.fixture
@@ -169,13 +170,13 @@ def run_ahead():
         workers.append(StandIn(log))
         return workers[-1]
 
-    pool = ahead.RunAhead(take, threads=2)
+    pool = plan.RunAhead(take, threads=2)
     pool.log, pool.taken = log, workers
     yield pool
     pool.stop()
 
 
-def claim(pool: ahead.RunAhead, found: ahead.Job):
+def claim(pool: plan.RunAhead, found: plan.Job):
     return pool._claim(found)
 
 
@@ -191,7 +192,6 @@ def test_jobs_run_side_by_side_each_in_a_worker_of_its_own_closed_after(run_ahea
     first, second = job("a", "0.4"), job("b", "0.4", "0.1")
     run_ahead.add(first, None)
     run_ahead.add(second, "s")
-    run_ahead.start()
     replies = claim(run_ahead, first)
     assert replies.run("0.4", "a-0", False, 60.0)["output"] == "a-0 ran\n"
     claim(run_ahead, second)
@@ -204,50 +204,50 @@ def test_jobs_run_side_by_side_each_in_a_worker_of_its_own_closed_after(run_ahea
 def test_a_timed_block_runs_alone(run_ahead):
     running = job("a", "0.5")
     run_ahead.add(running, None)
-    run_ahead.start()
-    until(lambda: running.state == "running")
-    with run_ahead.quiet():
-        quiet_from = time.monotonic()
+    until(lambda: run_ahead.running == 1)
+    with run_ahead.paused():
+        paused_from = time.monotonic()
         queued = job("b", "0.1")
-        with run_ahead.changed:
-            run_ahead.queue.append(queued)
-            run_ahead.changed.notify_all()
+        run_ahead.add(queued, None)
         time.sleep(0.3)
-        quiet_to = time.monotonic()
-        assert queued.state == "queued"  # nothing starts while a timing runs
-    assert queued.done.wait(5)  # and once it is done, the queue goes on
+        paused_to = time.monotonic()
+        assert queued.results == [] and run_ahead.running == 0  # none starts during a timing
+    queued.future.result(timeout=5)  # and once it is done, the queue goes on
     (_, _, a_end), (_, b_start, _) = sorted(run_ahead.log)
-    assert a_end <= quiet_from and b_start >= quiet_to  # nothing ran during it
+    assert a_end <= paused_from and b_start >= paused_to  # nothing ran during it
 
 
 def test_a_page_runs_a_job_itself_when_it_had_not_started(run_ahead):
-    waiting = job("a", "0.1")
-    run_ahead.add(waiting, None)  # not started: no thread yet
-    assert claim(run_ahead, waiting) is None
-    run_ahead.start()
+    busy = [job(page, "0.5") for page in "ab"]  # the pool's two threads
+    for each in busy:
+        run_ahead.add(each, None)
+    waiting = job("c", "0.1")
+    run_ahead.add(waiting, None)  # queued behind them: not started
+    assert claim(run_ahead, waiting) is None and waiting.future.cancelled()
+    for each in busy:
+        each.future.result(timeout=5)
     time.sleep(0.2)
-    assert run_ahead.log == [] and run_ahead.ran_ahead == 0  # never run twice
+    assert sorted(block for block, _, _ in run_ahead.log) == ["a-0", "b-0"]  # never run twice
+    assert run_ahead.ran_ahead == 0
 
 
 def test_a_failure_ahead_is_the_blocks_in_its_pages_turn(run_ahead):
     failing, broken = job("a", "0.1", "fail"), job("b", "broken")
     run_ahead.add(failing, "s")
     run_ahead.add(broken, None)
-    run_ahead.start()
     replies = claim(run_ahead, failing)
     replies.run("0.1", "a-0", False, 60.0)
     with pytest.raises(BlockError, match="ZeroDivisionError"):
         replies.run("fail", "a-1", False, 60.0)
     assert claim(run_ahead, broken) is None  # the build's own fault: the page runs it
-    assert broken.broken.startswith("OSError")
+    assert isinstance(broken.future.exception(), OSError)
 
 
 def test_replies_are_only_for_what_ran(run_ahead):
     ran = job("a", "0.1")
     run_ahead.add(ran, None)
-    run_ahead.start()
     replies = claim(run_ahead, ran)
-    assert not replies.matches({"code": "0.1", "id": "other"})
+    assert not replies.ran_next({"code": "0.1", "id": "other"})
     with pytest.raises(RuntimeError, match="other than it ran ahead"):
         replies.run("0.2", "a-0", False, 60.0)
 
@@ -256,13 +256,12 @@ def test_stop_drops_what_is_queued(run_ahead):
     queued = [job(page, "0.2") for page in "abcdef"]
     for each in queued:
         run_ahead.add(each, None)
-    run_ahead.start()
     until(lambda: run_ahead.running == 2)
     run_ahead.stop()
     until(lambda: run_ahead.running == 0)
     time.sleep(0.1)  # time for a third to start, were stop not to drop the queue
     assert len(run_ahead.log) == 2  # the two running finished; the rest never started
-    assert all(each.done.is_set() for each in queued)
+    assert all(each.future.done() for each in queued)
 
 
 # ---------------------------------------------------------------- a real build
@@ -293,7 +292,7 @@ print("second sees", shared == os.getpid())
 def site_of(tmp_path: Path) -> tuple[Path, Path]:
     times = tmp_path / "times.jsonl"
     (tmp_path / "docs").mkdir()
-    (tmp_path / "mkdocs.yml").write_text(CONFIG + "nav: [a.md, b.md, c.md]\n")
+    (tmp_path / "mkdocs.yml").write_text(ONE_PAGE_CONFIG + "nav: [a.md, b.md, c.md]\n")
     for page in "abc":
         blocks = [BLOCK.format(id=f"{page}{n}", extra="", times=str(times)) for n in range(2)]
         if page == "b":
@@ -318,7 +317,7 @@ def test_a_build_runs_its_blocks_ahead_and_shows_what_each_page_would(tmp_path, 
         site / "mkdocs.yml",
         site / "site",
         cache_dir=site / "cache",
-        env={ahead.SIDE_BY_SIDE_ENV: side_by_side},
+        env={plan.SIDE_BY_SIDE_ENV: side_by_side},
         timeout=180,
     )
     assert result.returncode == 0, result.stderr[-3000:]

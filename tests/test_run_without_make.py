@@ -4,7 +4,7 @@ swap as ``make build`` does; ``mike deploy`` run directly is refused in one line
 serve`` watches ``examples/`` and ``hooks/``; a SIGTERM leaves nothing in ``TMPDIR``.
 
 Each runs the real command in a one-page copy whose hooks are the checkout's
-(``tests/test_block_guard.py``'s configuration, with ``hooks/site_safety.py`` first and
+(``testkit.small_site.ONE_PAGE_CONFIG``, with ``hooks/site_safety.py`` first and
 ``mkdocs.yml``'s own ``watch`` list).
 """
 
@@ -29,11 +29,10 @@ from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV
 from testkit.author import author_env
 from testkit.project import ROOT
 from testkit.serving import LOCAL_HOST, answering, fetch_text, free_port, mkdocs_serve
-from tests.test_block_guard import CONFIG as GUARD_CONFIG
-from tests.test_block_guard import page_with
+from testkit.small_site import ONE_PAGE_CONFIG, hook, page_with
 
 BIN = Path(sys.executable).parent
-SAFETY_HOOK = f"hooks:\n  - {ROOT / 'hooks' / 'site_safety.py'}\n"
+SAFETY_HOOK = f"hooks:\n  - {hook('site_safety')}\n"
 
 
 def watch_list() -> str:
@@ -49,7 +48,7 @@ def project(tmp_path) -> Path:
     root = tmp_path / "project"
     for folder in ("docs", "examples", "hooks", "tmp"):
         (root / folder).mkdir(parents=True)
-    config = GUARD_CONFIG.replace("hooks:\n", SAFETY_HOOK, 1)
+    config = ONE_PAGE_CONFIG.replace("hooks:\n", SAFETY_HOOK, 1)
     (root / "mkdocs.yml").write_text(config + watch_list(), encoding="utf-8")
     write_page(root, "print('round 0')")
     return root

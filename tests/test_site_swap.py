@@ -29,9 +29,8 @@ from build_support.execution import progress
 from testkit.author import author_env
 from testkit.project import ROOT
 from testkit.serving import fetch_text, mkdocs_serve, wait_for_text
+from testkit.small_site import ONE_PAGE_CONFIG, page_with
 from testkit.stand_in_build import BUILDER, FILES, start
-from tests.test_block_guard import CONFIG as GUARD_CONFIG
-from tests.test_block_guard import page_with
 
 
 def whole(root: Path) -> str | None:
@@ -246,7 +245,7 @@ def test_two_make_builds_of_one_checkout_at_once(tmp_path):
     (which waits for the test's gate): both succeed, the second says it waited and for whom;
     site/ is whole, the last build's (the second reuses the first's output from the cache)."""
     (tmp_path / "docs").mkdir()
-    (tmp_path / "mkdocs.yml").write_text(GUARD_CONFIG)
+    (tmp_path / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
     shutil.copy2(ROOT / "Makefile", tmp_path / "Makefile")
     for name in (".venv", "node_modules"):
         (tmp_path / name).symlink_to(ROOT / name)
@@ -295,7 +294,7 @@ def test_a_serve_rebuild_takes_the_same_lock(tmp_path):
     """While another build of the checkout holds the lock, ``make serve``'s rebuild waits, says
     for whom, and the last whole build answers meanwhile; then it rebuilds."""
     (tmp_path / "docs").mkdir()
-    (tmp_path / "mkdocs.yml").write_text(GUARD_CONFIG)
+    (tmp_path / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
     (tmp_path / "docs" / "index.md").write_text(page_with("print('first')"))
     log = tmp_path / "serve.log"
     with mkdocs_serve(tmp_path, {CACHE_DIR_ENV: str(tmp_path / "cache")}, log) as (_, url):
@@ -359,7 +358,7 @@ def test_a_builder_killed_in_a_block_is_said_with_its_page_and_block(tmp_path):
     """MkDocs itself killed (SIGKILL) while a block runs: the driver says so, naming the page and
     the block from the build's own progress notes; site/ is left as it was."""
     (tmp_path / "docs").mkdir()
-    (tmp_path / "mkdocs.yml").write_text(GUARD_CONFIG)
+    (tmp_path / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
     started = tmp_path / "started"
     code = f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(120)"
     (tmp_path / "docs" / "index.md").write_text(page_with(code))

@@ -1,4 +1,4 @@
-"""Where a block ran, said without starting JAX for it (build_support/execution/untouched.py):
+"""Where a block ran, said without starting JAX for it (build_support/execution/worker.py):
 a worker its block left untouched replies with what the first untouched worker of its template
 computed, starting no backend; a touched worker, or a timed block, computes its own; and the
 answer is the one computing gives."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from build_support.execution import state, workers
+from build_support.execution import executor, state
 from testkit.build import with_own_workers
 
 NO_JAX = "from examples import BATCH\nprint(len(BATCH))"
@@ -21,9 +21,9 @@ def build(tmp_path, monkeypatch):
 
 def session(build, *codes: str, timed: bool = False) -> list[dict]:
     """The replies of one session's blocks, in order."""
-    worker = workers.LazyWorker(build.take_worker, timed)
+    worker = executor.LazyWorker(build.take_worker, timed)
     try:
-        return [worker(code).run(code, f"b{i}", timed, 60) for i, code in enumerate(codes)]
+        return [worker.run(code, f"b{i}", timed, 60) for i, code in enumerate(codes)]
     finally:
         worker.close()
 
@@ -32,12 +32,12 @@ def test_an_untouched_worker_says_where_it_ran_as_computed_without_starting_jax(
     computed, started = session(build, NO_JAX, BACKENDS)  # the first computes it
     assert started["output"].strip() != "0"
     template = state.PROCESS.workers.package_template
-    assert template is not None and len(template.untouched_said) == 1
-    said, backends = session(build, NO_JAX, BACKENDS)  # the next is handed it
+    assert template is not None and len(template.untouched_answers) == 1
+    handed, backends = session(build, NO_JAX, BACKENDS)  # the next is handed it
     assert backends["output"].strip() == "0"  # no backend was started for the label
-    assert said["ran_on"] == computed["ran_on"].strip() != ""
-    assert said["ran_on"].startswith("computed on cpu ·")
-    assert said["environment"] == computed["environment"] is not None
+    assert handed["ran_on"] == computed["ran_on"].strip() != ""
+    assert handed["ran_on"].startswith("computed on cpu ·")
+    assert handed["environment"] == computed["environment"] is not None
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_an_untouched_worker_says_where_it_ran_as_computed_without_starting_jax(
     ],
 )
 def test_a_worker_its_block_touched_computes_its_own(build, touch):
-    session(build, NO_JAX)  # the template learns the answer
+    session(build, NO_JAX)  # the template keeps the answer
     touched = f"{NO_JAX}\n{touch}"
     _, backends = session(build, touched, BACKENDS)
     assert backends["output"].strip() != "0"  # it started JAX to say where it ran

@@ -1,9 +1,8 @@
-"""How a session's worker starts (build_support/execution/worker_start.py,
-template_process.py): forked warm from a template process that imported numpy, jax and
-matplotlib.pyplot but never the course package and never a JAX backend, or, where forking is
-unsafe (``COURSE_WORKER_START=spawn`` forces it), a fresh interpreter, said once in the log;
-and JAX's persistent compilation cache (compile_cache.py), used by untimed workers only and in
-no block's reads."""
+"""How a session's worker starts (build_support/execution/executor.py, template.py): forked warm
+from a template process that imported numpy, jax and matplotlib.pyplot but never the course
+package and never a JAX backend, or, where forking is unsafe (``COURSE_WORKER_START=spawn``
+forces it), a fresh interpreter, said once in the log; and JAX's persistent compilation cache
+(compile_cache.py), used by untimed workers only and in no block's reads."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from build_support.execution import compile_cache, state, worker_start, workers
+from build_support.execution import compile_cache, executor, state
 from testkit.build import with_own_workers
 
 LOOK = """
@@ -37,8 +36,8 @@ def build(tmp_path, monkeypatch):
 
 
 def look(build, timed: bool = False, code: str = LOOK) -> tuple[dict, dict]:
-    worker = workers.LazyWorker(build.take_worker, timed)
-    reply = worker().run(code, "look", False, 60)
+    worker = executor.LazyWorker(build.take_worker, timed)
+    reply = worker.run(code, "look", False, 60)
     return json.loads(reply["output"]), reply
 
 
@@ -68,11 +67,11 @@ def test_no_worker_is_taken_after_the_build_ended_its_workers(build):
 
 
 def test_a_forked_workers_end_is_said_with_its_status_and_its_group_killed(build):
-    worker = workers.LazyWorker(build.take_worker)
-    with pytest.raises(workers.BlockError, match="ended by SIGKILL"):
-        worker().run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "k", False, 60)
-    child = workers.LazyWorker(build.take_worker)
-    started = child().run(
+    worker = executor.LazyWorker(build.take_worker)
+    with pytest.raises(executor.BlockError, match="ended by SIGKILL"):
+        worker.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "k", False, 60)
+    child = executor.LazyWorker(build.take_worker)
+    started = child.run(
         "import subprocess\nprint(subprocess.Popen(['sleep', '60']).pid)", "s", False, 60
     )
     sleeper = int(started["output"])
@@ -97,15 +96,15 @@ def gone(pid: int, within_s: float = 5.0) -> bool:
 def test_with_spawn_forced_workers_are_fresh_interpreters_and_the_log_says_so_once(
     build, monkeypatch, caplog
 ):
-    monkeypatch.setenv(worker_start.START_ENV, "spawn")
+    monkeypatch.setenv(executor.START_ENV, "spawn")
     with caplog.at_level(logging.INFO, logger="mkdocs.hooks.execution"):
         first, _ = look(build)
         second, _ = look(build)
     assert first["parent"] == second["parent"] == os.getpid()  # the build's own children
     assert state.PROCESS.workers.template is None
-    said = [r.getMessage() for r in caplog.records if "fresh interpreters" in r.getMessage()]
-    assert said == [
-        f"Workers start as fresh interpreters, not forked warm: {worker_start.START_ENV}=spawn"
+    logged = [r.getMessage() for r in caplog.records if "fresh interpreters" in r.getMessage()]
+    assert logged == [
+        f"Workers start as fresh interpreters, not forked warm: {executor.START_ENV}=spawn"
     ]
     assert not first["examples"] and first["draw"] != second["draw"]
 
@@ -119,16 +118,16 @@ print(float(jax.jit(lambda x: (x * {n}).sum())(jnp.arange(7.0))))
 def test_untimed_workers_share_jax_compilation_cache_timed_ones_do_not(build, tmp_path):
     folder = Path(compile_cache.directory(tmp_path / "store", fresh=False))
     assert folder.is_relative_to(tmp_path / "store" / compile_cache.FOLDER)
-    worker = workers.LazyWorker(build.take_worker)
-    reply = worker().run(JIT.format(n=3), "jit", False, 60)
+    worker = executor.LazyWorker(build.take_worker)
+    reply = worker.run(JIT.format(n=3), "jit", False, 60)
     assert reply["output"].strip() == "63.0"
     entries = set(os.listdir(folder))
     assert entries  # the program JAX compiled, kept however small
     assert not [p for p in reply["read"] + reply["written"] if p.startswith(str(folder))]
-    again = workers.LazyWorker(build.take_worker)
-    assert again().run(JIT.format(n=3), "jit", False, 60)["output"].strip() == "63.0"
-    timed = workers.LazyWorker(build.take_worker, True)
-    assert timed().run(JIT.format(n=5), "jit", False, 60)["output"].strip() == "105.0"
+    again = executor.LazyWorker(build.take_worker)
+    assert again.run(JIT.format(n=3), "jit", False, 60)["output"].strip() == "63.0"
+    timed = executor.LazyWorker(build.take_worker, True)
+    assert timed.run(JIT.format(n=5), "jit", False, 60)["output"].strip() == "105.0"
     assert set(os.listdir(folder)) == entries  # a timed worker neither loads nor stores
 
 
@@ -167,7 +166,7 @@ def test_a_template_whose_read_ahead_files_changed_is_not_forked_from_again(buil
 def test_a_template_fits_the_builds_variables_as_a_worker_spawned_now_would_hold_them():
     from types import SimpleNamespace
 
-    from build_support.execution.template_handle import Template
+    from build_support.execution.template import Template
 
     # The template started with A=1; importing ahead (JAX) set SET_BY_IMPORT=1.
     template = SimpleNamespace(
@@ -199,10 +198,10 @@ def test_a_variable_the_build_sets_since_starts_a_new_template(build, monkeypatc
 
 
 def test_a_spare_spawned_before_a_variable_changed_is_not_used(build, monkeypatch):
-    monkeypatch.setenv(worker_start.START_ENV, "spawn")
-    said = "import json, os\nprint(json.dumps(os.environ.get('COURSE_TEST_VARIABLE')))"
-    first, _ = look(build, code=said)  # and a spare spawned ahead, without the variable
+    monkeypatch.setenv(executor.START_ENV, "spawn")
+    prints_it = "import json, os\nprint(json.dumps(os.environ.get('COURSE_TEST_VARIABLE')))"
+    first, _ = look(build, code=prints_it)  # and a spare spawned ahead, without the variable
     assert first is None
     monkeypatch.setenv("COURSE_TEST_VARIABLE", "2")
-    second, _ = look(build, code=said)
+    second, _ = look(build, code=prints_it)
     assert second == "2"

@@ -46,7 +46,7 @@ backend_report, machine_label, environment
 """
 """What the build itself calls in the package for an output of code that uses jax or the
 package, in the block's worker: the "computed on" label and a timing's caption
-(``execution/block_worker.py``: ``where_it_ran``, ``machine_label``) and the environment the
+(``execution/worker.py``: ``ran_on``, ``machine_label``) and the environment the
 record holds (``environment``)."""
 
 

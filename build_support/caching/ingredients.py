@@ -21,7 +21,7 @@ for the modules that only read what was built (``NOT_IN_ENTRIES``).
 
 Snippets included into a block (``--8<--``) are in its key through its code: pymdownx.snippets
 expands them before markdown-exec sees the block, and ``expand_snippets`` does the same for the
-pre-parse of a session (``execution.session_runs.read_sessions``).
+pre-parse of a session (``execution.sessions.read_sessions``).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ NOT_IN_ENTRIES = {
 
 
 def build_code() -> dict[str, bytes]:
-    """``build_support/execution/blocks.py`` -> its bytes, for every module of the build's own
+    """``build_support/execution/sessions.py`` -> its bytes, for every module of the build's own
     code, in every subpackage, that can change what an entry holds (a new module is, until its
     path is listed in ``NOT_IN_ENTRIES``)."""
     package = Path(__file__).resolve().parent.parent

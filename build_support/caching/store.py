@@ -118,6 +118,24 @@ class Store(ABC):
         """Delete least recently used entries past ``limit_bytes``; return how many."""
 
 
+def prune_least_used(files: list[tuple[Path, os.stat_result]], limit_bytes: int) -> int:
+    """Where ``files`` total more than ``limit_bytes``, delete the least recently modified
+    first until they total ``PRUNE_TO`` of it at most; how many. A file that cannot be deleted
+    (a read-only store) is left, and the build goes on."""
+    total, removed = sum(stat.st_size for _, stat in files), 0
+    if total <= limit_bytes:
+        return 0
+    for path, stat in sorted(files, key=lambda item: item[1].st_mtime):
+        if total <= limit_bytes * PRUNE_TO:
+            break
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        total, removed = total - stat.st_size, removed + 1
+    return removed
+
+
 def store_root(project_root: Path) -> Path:
     """The store's folder: the ``cache_dir`` setting of the project's build."""
     from ..settings import current  # here: the rest of this module needs the standard library only
@@ -204,25 +222,14 @@ class FileStore(Store):
             return self._prune(limit_bytes) if alone else 0  # another build prunes it now
 
     def _prune(self, limit_bytes: int) -> int:
-        entries = self.entries()
-        now, removed = time.time(), 0
-        for path, stat in entries:
+        entries, now = [], time.time()
+        for path, stat in self.entries():
             if path.name.startswith(".tmp-") and now - stat.st_mtime > STALE_TEMP_S:
                 with contextlib.suppress(OSError):  # a read-only store is pruned by no one
                     path.unlink()
-        total = sum(stat.st_size for _, stat in entries)
-        if total <= limit_bytes:
-            return 0
-        for path, stat in sorted(entries, key=lambda item: item[1].st_mtime):
-            if total <= limit_bytes * PRUNE_TO:
-                break
-            try:
-                path.unlink()
-            except OSError:
-                continue
-            total -= stat.st_size
-            removed += 1
-        return removed
+                    continue
+            entries.append((path, stat))
+        return prune_least_used(entries, limit_bytes)
 
     def clear(self) -> int:
         """Delete every entry (``make clean``), then the folders left empty; return how many."""

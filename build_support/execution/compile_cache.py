@@ -35,8 +35,14 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..caching.store import prune_least_used
+
 FOLDER = "jax-compilation"
-LIMIT_BYTES = 100 * 2**20  # past it, the oldest entries go (JAX itself would need filelock)
+LIMIT_BYTES = 100 * 2**20
+"""Past it, ``prune`` deletes the oldest entries when a build takes the folder. Not JAX's own
+bound (``jax_compilation_cache_max_size``): it needs the filelock package, which the project
+does not install, and takes that lock around every entry every worker reads or writes, where
+this prune runs once per build."""
 _fresh: list[str] = []  # the folder of a FRESH=1 process, made once
 _FRESH_MADE = threading.Lock()
 
@@ -76,21 +82,15 @@ def directory(cache_dir: Path, fresh: bool) -> str:
 
 
 def prune(folder: Path, limit_bytes: int = LIMIT_BYTES) -> int:
-    """Delete the oldest entries past ``limit_bytes`` (every machine's), down to 3/4 of it; how
-    many. A worker that misses one compiles again: pruning can only cost time."""
+    """The store's pruner on ``folder`` (every machine's entries): the oldest written go first
+    past ``limit_bytes``; how many. A worker that misses one compiles again: pruning can only
+    cost time."""
     found = []
     for path in folder.rglob("*") if folder.is_dir() else ():
         with contextlib.suppress(OSError):
             if path.is_file():
-                found.append((path.stat().st_mtime, path.stat().st_size, path))
-    total, removed = sum(size for _, size, _ in found), 0
-    for _, size, path in sorted(found) if total > limit_bytes else ():
-        if total <= limit_bytes * 3 // 4:
-            break
-        with contextlib.suppress(OSError):
-            path.unlink()
-            total, removed = total - size, removed + 1
-    return removed
+                found.append((path, path.stat()))
+    return prune_least_used(found, limit_bytes)
 
 
 def enable(folder: str | None) -> None:

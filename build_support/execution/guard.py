@@ -1,10 +1,11 @@
 """A failing block says where it failed; under ``mkdocs serve`` it shows in its page.
 
-``run`` renders a block through ``python_exec.format_python``, whose code runs in a worker
-process under the limits of ``limits.py`` (``workers.py`` enforces them), and turns every way a
-block can fail into a ``Failure``: whatever it raises, ``Exception`` or not (``SystemExit`` of
-any code too), a limit passed, its worker ended in any way, a bad ``timeout`` option, an output
-over ``MAX_OUTPUT_BYTES`` once rendered.
+A block's rendering (``sessions.render``, its code run in a worker process under the limits of
+``executor.py``) runs inside ``failures``, which turns every way a block can fail into a
+``Failure``: whatever it raises, ``Exception`` or not (``SystemExit`` of any code too), a limit
+passed, its worker ended in any way, a bad ``timeout`` option, an output over
+``MAX_OUTPUT_BYTES`` once rendered. ``handling_failed`` does the same for a fault of the build's
+own handling of a block.
 
 What a failure does depends on the command (``state.PROCESS``, set at start-up):
 ``mkdocs build`` (``make build``, ``make publish``, CI) raises ``BlockFailed``, which fails the
@@ -16,21 +17,21 @@ runs it again and clears the error.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
 
-from . import limits, progress, python_exec
-from .block_worker import summary as _summary
-from .fence_options import block_id
-from .workers import BlockError
+from . import executor, progress
+from .executor import BlockError
+from .worker import summary as _summary
 
-MAX_OUTPUT_BYTES = limits.MAX_OUTPUT_BYTES
+MAX_OUTPUT_BYTES = executor.MAX_OUTPUT_BYTES
 
 
 class BlockFailed(PluginError, SuperFencesException):
@@ -54,43 +55,35 @@ class Failure:
         return f"page {self.page}, block {self.block_id!r} failed: {self.summary}{where}{trace}"
 
 
-def run(
-    execution: python_exec.Execution,
-    options: dict[str, Any],
-    page: str,
-    serving: bool,
-) -> tuple[str, bool]:
-    """Run one block in its worker; return its HTML and whether it failed (under ``serving``,
-    the HTML is then the failure). Raises ``BlockFailed`` otherwise."""
-    progress.note(f"page {page}, block {block_id(options)!r}")
-    failure = _run(execution, options, page, block_id(options))
-    if not isinstance(failure, Failure):
-        return failure, False  # the block's output
-    if not serving:
-        raise BlockFailed(failure.message())
-    limits.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
-    return failure_html(failure), True
+@dataclass
+class Outcome:
+    """What a guarded block shows: its output, or its failure under ``mkdocs serve``."""
+
+    html: str = ""
+    failed: bool = False
 
 
-def _run(execution, options, page, block_id) -> str | Failure:
-    """The block's output, or why it failed."""
-    extra = dict(options.get("extra") or {})
-    seconds = limits.timeout_s(extra.pop(limits.TIMEOUT_OPTION, None))
-    if isinstance(seconds, str):
-        return Failure(page, block_id, seconds)
-    execution.seconds = seconds
+@contextlib.contextmanager
+def failures(page: str, block_id: str, serving: bool) -> Iterator[Outcome]:
+    """Run one block's rendering inside: its ``BlockError``, or an output over
+    ``MAX_OUTPUT_BYTES``, is the block's failure, named. Raises ``BlockFailed``, or under
+    ``serving`` sets the outcome's HTML to the failure."""
+    progress.note(f"page {page}, block {block_id!r}")
+    outcome = Outcome()
     try:
-        output = python_exec.format_python(execution, **options | {"extra": extra})
+        yield outcome
     except BlockError as error:
-        return Failure(page, block_id, error.summary, error.where, error.trace)
-    size = len(output.encode())
-    if size > MAX_OUTPUT_BYTES:
+        failure = Failure(page, block_id, error.summary, error.where, error.trace)
+    else:
+        size = len(outcome.html.encode())
+        if size <= MAX_OUTPUT_BYTES:
+            return
         summary = (
             f"its output is {size:,} bytes, over the limit of {MAX_OUTPUT_BYTES:,} "
-            "(MAX_OUTPUT_BYTES in build_support/execution/limits.py)"
+            f"({executor.OUTPUT_SETTING})"
         )
-        return Failure(page, block_id, summary)
-    return output
+        failure = Failure(page, block_id, summary)
+    outcome.html, outcome.failed = shown(failure, serving), True
 
 
 def handling_failed(page: str, block_id: str, error: BaseException, serving: bool) -> str:
@@ -100,10 +93,15 @@ def handling_failed(page: str, block_id: str, error: BaseException, serving: boo
     where = traceback.extract_tb(error.__traceback__)
     innermost = f" (in {Path(where[-1].filename).name}, line {where[-1].lineno})" if where else ""
     summary = f"the build could not handle its output: {_summary(error)}{innermost}"
-    failure = Failure(page, block_id, summary)
+    return shown(Failure(page, block_id, summary), serving)
+
+
+def shown(failure: Failure, serving: bool) -> str:
+    """The failure in the page, said on the terminal, under ``serving``; elsewhere it fails the
+    build (``BlockFailed``)."""
     if not serving:
-        raise BlockFailed(failure.message()) from error
-    limits.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
+        raise BlockFailed(failure.message())
+    executor.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
     return failure_html(failure)
 
 

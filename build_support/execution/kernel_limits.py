@@ -1,6 +1,6 @@
 """A notebook kernel's limits, watched while its cells run (``notebooks.py`` runs them): its
 outputs counted as they arrive, its memory (and whatever it started) read every
-``workers.POLL_S``, its whole process tree ended past either and when the run ends.
+``executor.POLL_S``, its whole process tree ended past either and when the run ends.
 
 The kernel is kept as a block's worker is (``process_tree.py``): it starts as a child subreaper,
 so a process a cell detaches (``start_new_session``, a double fork) stays below it, counted for
@@ -16,9 +16,8 @@ import sys
 import threading
 
 from . import process_tree
-from .limits import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SAID
+from .executor import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SETTING, POLL_S, memory_cap_said
 from .process_tree import end_tree, resident_bytes
-from .workers import POLL_S, memory_cap_said
 
 SOCKET_PATH_MAX = 107 - len("-65535")  # a kernel's socket is its ip, a hyphen and a port
 
@@ -59,7 +58,7 @@ class KernelLimits:
         next, before its outputs are all read."""
         self.output_bytes += len(json.dumps(message.get("content", {})))
         if self.output_bytes > MAX_OUTPUT_BYTES:
-            said = f"printed more than {MAX_OUTPUT_BYTES:,} bytes of output ({OUTPUT_SAID})"
+            said = f"printed more than {MAX_OUTPUT_BYTES:,} bytes of output ({OUTPUT_SETTING})"
             self.exceeded(said, cell_index)
 
     def exceeded(self, said: str, cell_index: int | None) -> None:

@@ -1,30 +1,39 @@
-"""A notebook's page: rendered by mkdocs-jupyter from the executed notebook, or reused from the
-execution cache for the same executed notebook and the same plugin options (nbconvert compiles
-its templates on every call: half a second of every rebuild).
+"""A notebook's page through the build: its run reused from the execution cache or started in
+the background (``start_notebooks``; the runs themselves: ``notebooks.py``), its page rendered by
+mkdocs-jupyter from the executed notebook or reused from the cache, and its run recorded as a
+``Run``.
 
-mkdocs-jupyter (0.26) renders in a ``render`` method it puts on the page in its own
-``on_pre_page``; that method converts the file at ``page.file.abs_src_path``, a name it reads
-from its closure, and has no parameter for another file. So the executed copy is rendered by
-pointing that attribute at it for the length of the call (``_rendered_from``). The other way,
-calling its ``convert.nb2html`` and its TOC reader ourselves, would copy its dozen options and
-its title rule: more of its internals, not fewer. mkdocs-jupyter's own cache stays off
-(``cache: false`` in mkdocs.yml): it keys on the source alone, not on the ``examples`` package.
+A page is reused for the same executed notebook and the same plugin options (nbconvert compiles
+its templates on every call: half a second of every rebuild). mkdocs-jupyter (0.26) renders in
+a ``render`` method it puts on the page in its own ``on_pre_page``; that method converts the
+file at ``page.file.abs_src_path``, a name it reads from its closure, and has no parameter for
+another file. So the executed copy is rendered by pointing that attribute at it for the length
+of the call (``_rendered_from``). The other way, calling its ``convert.nb2html`` and its TOC
+reader ourselves, would copy its dozen options and its title rule: more of its internals, not
+fewer. mkdocs-jupyter's own cache stays off (``cache: false`` in mkdocs.yml): it keys on the
+source alone, not on the ``examples`` package.
 """
 
 from __future__ import annotations
 
 import contextlib
+import html
+import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..caching.cache import canonical, digest
 from ..caching.environment import tool_versions
-from .notebook_runs import executed_notebook, still_running
+from ..publishing.runs import Run
+from . import notebooks
 
 if TYPE_CHECKING:
     from .state import BuildState
 
+_PRINTED_LABEL = re.compile(r"computed on [^<\n]+")  # where the kernel said it ran
+STILL_RUNNING = "still running (make serve)"  # where a run still going on ran, recorded
 RUNNING_NOTICE = (
     '<div class="admonition info notebook-running" role="status">\n'
     '<p class="admonition-title">This notebook is still running</p>\n'
@@ -36,6 +45,57 @@ site is always a whole build, and says which of its outputs are still running.""
 
 # What turns an executed notebook into its page: their versions are in the page's key.
 NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
+
+
+def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_name: str) -> None:
+    """Each notebook (``src_uri``, its path) reused from the cache, or run in the background;
+    a run's notebook is stored once its cells have all run."""
+    import nbformat
+
+    for src_uri, path in pages:
+        source = path.read_text(encoding="utf-8")
+        ingredients = build.environment.ingredients(
+            source, source=digest(source), kernel=kernel_name
+        )
+        run = notebooks.NotebookRun(src_uri, result=None)  # type: ignore[arg-type]
+        build.notebooks.runs[src_uri] = run
+        found = build.cache.look_up(ingredients, identity=src_uri)
+        running = notebooks.BACKGROUND.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
+        if running is not None and (found.entry is not None or running.key != found.key):
+            running.cancel()  # done and stored, or its notebook or what it reaches changed
+            notebooks.BACKGROUND.runs.pop(src_uri)
+        elif running is not None:
+            build.notebooks.take_over(running)
+            continue
+        if found.entry is not None:  # no kernel: the notebook comes from the cache
+            run.ran, run.result = False, Future()
+            run.result.set_result(nbformat.reads(found.entry["notebook"], as_version=4))
+            run.cells_done.set()
+            continue
+        run.reasons, run.key = found.reasons, found.key
+
+        def keep(notebook, seconds, found=found):
+            build.cache.keep(found, {"notebook": nbformat.writes(notebook), "seconds": seconds})
+
+        build.notebooks.start(path, kernel_name, run, keep)
+
+
+def still_running(build: BuildState, src_uri: str) -> bool:
+    """Under ``mkdocs serve``: the notebook's run has not ended; its page says so."""
+    run = build.notebooks.runs[src_uri]
+    return build.notebooks.background and not run.result.done()
+
+
+def executed_notebook(build: BuildState, src_uri: str):
+    """The notebook of page ``src_uri`` with its outputs; a failed run fails the build."""
+    from mkdocs.exceptions import PluginError
+
+    run = build.notebooks.runs[src_uri]
+    try:
+        return run.result.result()
+    except Exception as error:  # a NotebookError names its cell in a line; another is shown whole
+        apart = " " if isinstance(error, notebooks.NotebookError) else "\n"
+        raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
 
 
 def render_notebook_page(build: BuildState, page, render: Callable, config, files) -> None:
@@ -103,3 +163,39 @@ def _toc_token(link) -> dict[str, Any]:
         "name": link.title,
         "children": [_toc_token(child) for child in link.children],
     }
+
+
+def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
+    """The notebook's run, with where its kernel said it ran (its page's ``content``)."""
+    run = build.notebooks.runs[src_uri]
+    if still_running(build, src_uri):
+        reasons = [*run.reasons, "still running: its page shows it once done"]
+        build.runs.append(Run(src_uri, src_uri, True, reasons, 0.0, STILL_RUNNING, "notebook"))
+        return
+    notebook = run.result.result()
+    outputs = [cell.get("outputs", []) for cell in notebook.cells if cell.cell_type == "code"]
+    printed = _PRINTED_LABEL.search(content)
+    ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
+    build.runs.append(
+        Run(
+            page=src_uri,
+            block_id=src_uri,
+            ran=run.ran,
+            reasons=run.reasons,
+            seconds=run.seconds,
+            ran_on=ran_on,
+            kind="notebook",
+            output_digest=digest(canonical(_without_counts(outputs))),
+        )
+    )
+
+
+def _without_counts(outputs: list) -> list:
+    """Notebook outputs as the reader sees them: without execution counts (a cell's printed
+    text is one stream already: ``notebooks.merged_streams``)."""
+    return [
+        notebooks.merged_streams(
+            [{k: v for k, v in output.items() if k != "execution_count"} for output in cell]
+        )
+        for cell in outputs
+    ]

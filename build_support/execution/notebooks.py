@@ -7,15 +7,13 @@ in a kernel process of its own, while the other pages render; mkdocs-jupyter (``
 false``) then renders the executed copy. A notebook whose key is in the cache is not run.
 
 - A failing cell fails the build, naming the notebook and the cell (``allow_errors`` off).
-- The kernel gets a block's three limits (``limits.py``), each failing the build the same way,
-  naming the limit and the cell that passed it: a cell that runs longer than the
+- The kernel gets a block's three limits (``executor.Limits``), each failing the build the same
+  way, naming the limit and the cell that passed it: a cell that runs longer than the
   ``cell_timeout_s`` setting (mkdocs.yml); outputs past ``MAX_OUTPUT_BYTES``, counted as the
   kernel sends them, in any cell, the last included; the kernel and whatever it started using
-  more than the ``memory_limit_gib`` setting (read every ``workers.POLL_S``). Either of the last
-  two ends the kernel's process tree at once (``kernel_limits.py``).
-- The kernel is a child subreaper, as a block's worker is (``process_tree.py``): when the run
-  ends, in any way, every process below it is killed, then its group, before it shuts down:
-  nothing a cell started (a thread, a fork, a subprocess in a session of its own) outlives it.
+  more than the ``memory_limit_gib`` setting. Either of the last two ends the kernel's process
+  tree at once, and the end of the run ends it in any case (``kernel_limits.py``): nothing a
+  cell started (a thread, a fork, a subprocess in a session of its own) outlives it.
 
 Under ``mkdocs serve`` (``Notebooks.background``) a rebuild does not wait for a notebook still
 running: its page says so and shows its cells without outputs (``notebook_page.py``), every other
@@ -35,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,10 +43,6 @@ from .kernel_limits import KernelLimits, limited_client
 
 class NotebookError(Exception):
     """A cell failed or did not finish: the message names the notebook and the cell."""
-
-
-def cell_timeout_s() -> float:
-    return settings.current().cell_timeout_s
 
 
 @dataclass
@@ -92,18 +86,14 @@ class _Background:
 BACKGROUND = _Background()
 
 
-def _chain(source: Future, target: Future) -> None:
-    """``target`` gets ``source``'s result or error once it has one."""
-
-    def copy(done: Future) -> None:
-        # Stopped meanwhile (``NotebookRun.cancel``), ``target`` takes nothing: nobody reads it.
-        with contextlib.suppress(InvalidStateError):
-            if done.exception() is not None:
-                target.set_exception(done.exception())
-            else:
-                target.set_result(done.result())
-
-    source.add_done_callback(copy)
+def _run_into(result: Future, execute: Callable) -> None:
+    """``execute()``'s notebook or error into ``result``, made before the run was started;
+    nothing where the run was stopped before it started (``NotebookRun.cancel``)."""
+    if result.set_running_or_notify_cancel():
+        try:
+            result.set_result(execute())
+        except BaseException as error:  # the page that reads it reports it
+            result.set_exception(error)
 
 
 def stop_running() -> None:
@@ -111,11 +101,6 @@ def stop_running() -> None:
     for run in list(BACKGROUND.runs.values()):
         run.cancel()
     BACKGROUND.runs.clear()
-
-
-def _cell_name(cell, number: int) -> str:
-    first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
-    return f"cell {number} ({first_line.strip()[:60]})"
 
 
 def read_jupytext(path: Path):
@@ -136,7 +121,6 @@ def execute_notebook(
     cells_done: threading.Event,
     name: str | None = None,
     timeout_s: float | None = None,
-    memory_bytes: float | None = None,
     limits: KernelLimits | None = None,
 ):
     """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder.
@@ -147,7 +131,7 @@ def execute_notebook(
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     name = name or path.name
-    timeout_s = timeout_s or cell_timeout_s()
+    timeout_s = timeout_s or settings.current().cell_timeout_s
     started = time.perf_counter()
     notebook = read_jupytext(path)
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
@@ -157,11 +141,13 @@ def execute_notebook(
             cells_done.set()
 
     def said(index: int | None) -> str:
-        index = index or 0
-        return f"{name}: {_cell_name(notebook.cells[index], index + 1)}"
+        lines = notebook.cells[index or 0].source.splitlines()
+        first_line = next((line.strip() for line in lines if line.strip()), "")
+        return f"{name}: cell {(index or 0) + 1} ({first_line[:60]})"
 
-    limits = limits or KernelLimits(memory_bytes or settings.current().memory_limit_gib * 2**30)
+    limits = limits or KernelLimits(settings.current().memory_limit_gib * 2**30)
     sockets = tempfile.TemporaryDirectory(prefix="course-kernel-")
+    failure: Exception | None = None
     try:
         limited_client(
             notebook,
@@ -174,20 +160,20 @@ def execute_notebook(
             on_cell_executed=on_cell_executed,
         ).execute()
     except (CellTimeoutError, CellExecutionError, DeadKernelError) as error:
-        if limits.passed:
-            raise NotebookError(f"{said(limits.passed_in)} {limits.passed}: stopped") from error
-        cell = said(limits.running)
-        if isinstance(error, CellTimeoutError):
-            raise NotebookError(f"{cell} did not finish within {timeout_s:g} s") from error
-        if isinstance(error, DeadKernelError):
-            raise NotebookError(f"{cell} ended its kernel: {error}") from error
-        raise NotebookError(f"{cell} failed:\n{error}") from error
+        failure = error
     finally:
         limits.end()  # nothing a cell started outlives the run
         sockets.cleanup()
         cells_done.set()
-    if limits.passed:  # the last cell's outputs are read after it ended, without an error
-        raise NotebookError(f"{said(limits.passed_in)} {limits.passed}: stopped")
+    if limits.passed:  # with no failure where the last cell's outputs passed it, read after it
+        raise NotebookError(f"{said(limits.passed_in)} {limits.passed}: stopped") from failure
+    if failure is not None:
+        cell = said(limits.running)
+        if isinstance(failure, CellTimeoutError):
+            raise NotebookError(f"{cell} did not finish within {timeout_s:g} s") from failure
+        if isinstance(failure, DeadKernelError):
+            raise NotebookError(f"{cell} ended its kernel: {failure}") from failure
+        raise NotebookError(f"{cell} failed:\n{failure}") from failure
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = merged_streams(cell.outputs)
@@ -211,13 +197,6 @@ def merged_streams(outputs: list) -> list:
     return merged
 
 
-def done(run: NotebookRun, notebook) -> None:
-    """A run that needs no kernel: the notebook came from the cache."""
-    run.result = Future()
-    run.result.set_result(notebook)
-    run.cells_done.set()
-
-
 @dataclass
 class Notebooks:
     """A build's notebooks: each one's run (by its page's ``src_uri``), the threads they run in
@@ -239,14 +218,9 @@ class Notebooks:
         run.kernel = KernelLimits(self.memory_bytes)
 
         def execute():
+            # ``run.kernel``: its process tree can be ended from outside the run.
             notebook, seconds = execute_notebook(
-                path,
-                kernel_name,
-                run.cells_done,
-                run.src_uri,
-                self.cell_timeout_s,
-                self.memory_bytes,
-                limits=run.kernel,  # its process tree can be ended from outside the run
+                path, kernel_name, run.cells_done, run.src_uri, self.cell_timeout_s, run.kernel
             )
             run.seconds = seconds
             if not run.cancelled:
@@ -270,8 +244,7 @@ class Notebooks:
     def start_deferred(self) -> None:
         """Under ``mkdocs serve``, once the rebuild's pages are built: its notebooks' runs."""
         for run, execute in self._deferred:
-            if not run.cancelled:
-                _chain(BACKGROUND.pool().submit(execute), run.result)
+            BACKGROUND.pool().submit(_run_into, run.result, execute)
         self._deferred.clear()
 
     def take_over(self, run: NotebookRun) -> None:

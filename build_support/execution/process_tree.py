@@ -1,28 +1,21 @@
-"""Nothing a block starts outlives its build: the process tree below a worker, kept and ended.
+"""Nothing a block starts outlives its build: the process tree below a worker, kept and ended,
+with Linux's ``prctl`` (through ``ctypes``: no root, no cgroups) and psutil for the walk.
 
 A worker's process group is not enough: a block can leave it on purpose (``setsid``, a daemon's
-double fork), and a worker whose build died was once orphaned, still running past its limit.
-Three small calls, Linux's ``prctl`` through ``ctypes`` (no root, no cgroups):
+double fork). So the worker, at its start, becomes a child subreaper (``keep_descendants``):
+every process a block starts stays below it, however it detaches, counted for memory
+(``resident_bytes``) and ended with it (``end_tree``). And it watches its request pipe
+(``end_with_build``): once the build's end closes (the build died, however), it ends every
+descendant, then itself, even while a block runs; a pipe, not the parent, since a worker forked
+by the warm template has the template as its parent. ``die_with_parent`` (``PR_SET_PDEATHSIG``)
+is for a process whose parent is its reason to run: the build's driver under ``make`` and the
+build under its driver (``site_swap.py``), a test's supervised process (``testkit``).
 
-- ``keep_descendants`` (the worker, at its start): the worker becomes a child subreaper
-  (``PR_SET_CHILD_SUBREAPER``), so every process a block starts stays below it, however it
-  detaches: its memory is counted (``resident_bytes``) and it is ended with the worker.
-- ``end_with_build`` (the worker, at its start): a thread that watches the worker's request pipe;
-  when the build's end of it closes (the build died, however: the kernel closes its pipes), the
-  worker ends every descendant, then itself, even while a block runs. A pipe, not the parent:
-  a worker forked by a warm zygote has the zygote as its parent, not the build.
-  ``die_with_parent`` (``PR_SET_PDEATHSIG``) is for a process whose parent is the build's
-  driver (``build_support/site_swap.py``'s builder).
-- ``end_tree`` (the build, when a session ends): every descendant, then the worker's group.
-
-A notebook's kernel is kept the same way (``kernel_limits.py``): it starts through this file run
-as a script, ``python -I process_tree.py KERNEL_COMMAND...``, which makes itself a child
-subreaper and execs the kernel (the setting survives ``exec``); the build ends the kernel's tree
-before the kernel shuts down.
-
-Where ``prctl`` is missing (not Linux) ``keep_descendants`` says so, and the build names the
-block whose detached processes it could not end (``workers.py``). Standard library only, but
-for psutil in ``resident_bytes`` (imported there): the kernel's launcher runs isolated (``-I``).
+A notebook's kernel starts through this file run as a script (``kernel_limits.py``), ``python
+-I process_tree.py KERNEL_COMMAND...``, which makes itself a child subreaper and execs the kernel
+(the setting survives ``exec``); so this module imports nothing of the package. Where ``prctl``
+is missing (not Linux) ``keep_descendants`` says so, and the build names the block whose
+detached processes it could not end (``NOT_KEPT``).
 """
 
 from __future__ import annotations
@@ -34,6 +27,8 @@ import select
 import signal
 import sys
 import threading
+
+import psutil
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -57,35 +52,30 @@ def keep_descendants() -> bool:
     return _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
-def die_with_parent(signum: int = signal.SIGTERM) -> None:
-    """Be sent ``signum`` when the parent ends (for ``Popen(preexec_fn=...)``); nothing where
-    the system has no ``prctl``, or where the parent is already gone."""
-    parent = os.getppid()
+def die_with_parent(signum: int = signal.SIGTERM, parent: int | None = None) -> None:
+    """Be sent ``signum`` when the parent ends (callable as ``Popen(preexec_fn=...)``); nothing
+    where the system has no ``prctl``. ``parent``: the process that started this one, where it
+    may have ended before this call (its id passed down); else the parent now. Where it has
+    ended already, no signal would come: ``signum`` is sent at once."""
+    parent = os.getppid() if parent is None else parent
     _prctl(PR_SET_PDEATHSIG, signum)
-    if os.getppid() != parent:  # it ended before the call: no signal would come
+    if os.getppid() != parent:
         os.kill(os.getpid(), signum)
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (children first, then theirs), from ``/proc``."""
-    children: dict[int, list[int]] = {}
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as file:
-                    stat = file.read()
-            except OSError:
-                continue
-            parent = int(stat[stat.rindex(b")") + 2 :].split()[1])  # the field after state
-            children.setdefault(parent, []).append(int(name))
-    found, queue = [], [pid]
-    while queue:
-        below = children.get(queue.pop(0), [])
-        found += below
-        queue += below
-    return found
+def signal_name(number: int) -> str:
+    """``SIGTERM`` for 15; ``signal 99`` for a number no signal has."""
+    with contextlib.suppress(ValueError):
+        return signal.Signals(number).name
+    return f"signal {number}"
+
+
+def descendants(pid: int) -> list[psutil.Process]:
+    """Every process below ``pid``, children first (none once ``pid`` is gone)."""
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
 
 
 def end_tree(pid: int, group: bool = True) -> None:
@@ -97,11 +87,11 @@ def end_tree(pid: int, group: bool = True) -> None:
         if not below:
             break
         for child in below:
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGSTOP)
+            with contextlib.suppress(psutil.Error):
+                child.suspend()
         for child in descendants(pid):
-            with contextlib.suppress(OSError):
-                os.kill(child, signal.SIGKILL)
+            with contextlib.suppress(psutil.Error):
+                child.kill()
     with contextlib.suppress(OSError):
         if group:
             os.killpg(pid, signal.SIGKILL)
@@ -129,17 +119,11 @@ def end_with_build(requests_fd: int) -> threading.Thread:
 
 def resident_bytes(pid: int) -> int:
     """Resident memory of process ``pid`` and every process it started (0 once it is gone)."""
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0
     total = 0
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            total += process.memory_info().rss
+    with contextlib.suppress(psutil.Error):
+        for process in [psutil.Process(pid), *descendants(pid)]:
+            with contextlib.suppress(psutil.Error):
+                total += process.memory_info().rss
     return total
 
 

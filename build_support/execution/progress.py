@@ -3,12 +3,13 @@ once MkDocs has returned: a build that did not finish is never swapped into ``si
 way it ended names the step it was in.
 
 MkDocs' own exit status cannot say it: a process killed by a signal ends naming nothing, and
-one that calls ``os._exit(0)`` ends with status 0 before a page is written (a block's own
-``os._exit`` ends only its worker now: ``workers.py``; this file is the line behind that). So the
-build writes the step it is in (``STARTING``; each page; each block it runs, ``page x.md, block
-'id'``; ``the wheel``), and at its end ``FINISHED``. Each build has its own file
-(``site.builds/<build>.progress``, named in ``COURSE_BUILD_PROGRESS``): two builds never read
-each other's. Written only where that variable names a file. Standard library only.
+one that calls ``os._exit(0)`` (a hook, a plugin: a block's own ends only its worker) ends with
+status 0 before a page is written. So the build writes the step it is in (``STARTING``; each
+page; each block it runs, ``page x.md, block 'id'``; ``the wheel``), and at its end
+``FINISHED``. Each build has its own file (``site.builds/<build>.progress``, named in
+``COURSE_BUILD_PROGRESS``): two builds never read each other's. Written only where that variable
+names a file. Standard library only, a module of its own: the driver reads it without importing
+the build (``guard`` and the rest import MkDocs, ~0.6 s).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ each file the running block opens for reading is recorded with its SHA-256 besid
 and an entry is reused only while every one of them is unchanged.
 
 Recorded: every file opened for reading (Python's ``open`` audit event) by the thread that runs
-the block in its worker process (``block_worker.py`` records, the build digests), except files
+the block in its worker process (``worker.py`` records, the build digests), except files
 it wrote itself, compiled modules (``.pyc``), files under ``sys.prefix`` (keyed by ``uv.lock``
 and the Python version), ``/proc``, ``/sys`` and ``/dev`` (the backend label), and the
 ``examples`` package's modules when Python imports them (the key holds what the output reaches
@@ -136,7 +136,7 @@ def changed(stored: dict[str, str] | None, project_root: Path) -> list[str]:
     reasons = []
     for name, digest in (stored or {}).items():
         path = project_root / name  # an absolute name stays absolute
-        if excluded(str(path)):  # recorded before caches were left out: not an input
+        if excluded(str(path)):  # a cache an older entry recorded: not an input
             continue
         try:
             current = _digest(path) if path.is_file() else None

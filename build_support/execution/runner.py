@@ -3,15 +3,9 @@
 ``install_formatters`` puts, for each language the build runs, a formatter bound to the build
 into markdown-exec's exported ``formatters`` (a ``mkdocs serve`` rebuild puts its own build's in
 place); markdown-exec then hands every ``python exec`` block to ``format_block``, which reuses or
-runs it, in its session or alone, and records its ``Run``. The code itself runs through
-markdown-exec's exported ``base_format`` with a ``run`` of ours (``python_exec.py``), in globals
-the build owns.
-
-The build's state is ``state.BuildState``; what it does lives beside it, one concern a module:
-``blocks.py`` (a block alone), ``session_runs.py`` (markdown-exec sessions, one run each),
-``notebook_runs.py`` (notebooks in the background), ``notebook_page.py`` (a notebook's page),
-``publishing/runs.py`` (what ran, for the Build report and the drift record). Every output goes
-through the execution cache's one protocol (``caching.cache.OutputCache``).
+runs it, in its session or alone (``sessions.py``: the block's code runs through markdown-exec's
+exported ``base_format``, in a worker process), and records its ``Run``. A fault of the build's
+own handling of a block fails that block, named (``guard.handling_failed``).
 """
 
 from __future__ import annotations
@@ -21,22 +15,20 @@ from collections.abc import Callable
 from typing import Any
 
 from ..section import PACKAGE
-from . import blocks, guard, session_runs
-from .fence_options import block_id
+from . import guard, sessions
+from .fences import LANGUAGES, block_id
 from .state import BuildState
-
-LANGUAGES = ("python", "py")  # markdown-exec's names for the language the build runs
 
 
 def format_block(build: BuildState, options: dict[str, Any]) -> str:
     """The block's output in the page: reused or run, in a session or alone; recorded."""
     if options.get("session"):  # its output is known once its session is filled in
-        output, run = session_runs.format_in_session(build, options)
+        output, run = sessions.format_in_session(build, options)
     else:
-        output, run = blocks.format_alone(build, options)
-        blocks.note_shown(run, options, output)
+        output, run = sessions.format_alone(build, options)
+        sessions.note_shown(run, options, output)
     build.runs.append(run)
-    return blocks.wrapped(options, output, run)
+    return sessions.wrapped(options, output, run)
 
 
 def formatter(build: BuildState) -> Callable[..., str]:
@@ -66,8 +58,10 @@ def install_formatters(build: BuildState) -> None:
 def drop_examples_modules() -> list[str]:
     """Forget ``examples`` and its submodules; the next import reads them from disk again.
 
-    The blocks run inside the MkDocs process, where Python caches imported modules: without
-    this, ``mkdocs serve`` would rebuild with the old code after an edit to ``examples/``.
+    Blocks run in worker processes, but hooks import the package in the build's own interpreter
+    (``hooks/live_numbers.py``, ``hooks/try_it.py``, ``hooks/wheel.py``), where Python caches
+    imported modules: without this, ``mkdocs serve`` would rebuild them with the old code after
+    an edit to ``examples/``.
     """
     names = [name for name in sys.modules if name == PACKAGE or name.startswith(PACKAGE + ".")]
     for name in names:

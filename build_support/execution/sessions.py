@@ -1,142 +1,316 @@
-"""markdown-exec sessions, the data: each session's blocks read from the page's Markdown before
-it renders (``fences``), the slots its outputs go into (``Session``, ``Slot``), and the worker
-process its blocks run in (``Session.worker``: one per page and session, whose globals they
-share; never markdown-exec's, never the build's). How a build runs them, one cache entry and
-one run per session: ``session_runs.py``.
+"""A block's life on its page: looked up, reused or run, wrapped, captioned, and recorded as a
+``Run``; alone (``format_alone``) or in a markdown-exec session (``format_in_session``).
 
-Blocks of a session share their globals, so a session is one cache entry, keyed on all of its
-code (``fences`` reads it from the page's Markdown, snippets expanded by pymdownx.snippets as
-the page will show them). While the page renders, each block of a session is given a slot, not
-its output: if a later block turns out not to match the stored run, every earlier block is run
-again and its slot takes the new output. ``Session.fill`` writes the slots into the page's HTML
+A block alone is its own cache entry, and runs in a worker of its own. Blocks of a session share
+their globals, so a session is one cache entry, keyed on all of its code (``read_sessions`` reads
+its fences from the page's Markdown before it renders, snippets expanded as the page will show
+them, through ``fences.read`` as the plan does). While the page renders, each block of a session
+is given a slot, not its output: reused from the stored run while every block matches it;
+otherwise run, the whole session again from its first block when an earlier block's output came
+from the stored run. ``fill_sessions`` writes the slots into the page's HTML
 (``on_page_content``), so every output, caption and timing on the page comes from one run.
+
+A block's code runs through markdown-exec's exported ``base_format`` with a ``run`` of ours
+(``render``): ``base_format`` reads the fence's options (source, result, tabs, width, ...) and
+renders the output as markdown-exec does, while ``run`` hands the code to the worker of the
+block's session (``Session.worker``, taken only when code must run: a cached block starts none),
+a block run ahead of its page (``plan.RanAheadWorker``) replying for it where one did. A block's
+failure leaves ``run`` as ``BlockError``: ``base_format`` handles only its own
+``ExecutionError``, so nothing is logged and nothing caught; ``guard`` says where it failed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import re
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Any
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from ..caching.cache import Lookup, digest, key_of
-from .fence_options import is_timed
+from ..caching.cache import digest
+from ..caching.ingredients import expand_snippets
+from ..publishing.record import shown_output
+from ..publishing.runs import Run
+from . import fences, guard, reads
+from .executor import DEFAULT_TIMEOUT_S, TIMEOUT_OPTION, BlockError, LazyWorker
+from .fences import block_id, is_timed, own_digest
+from .plan import NOT_READ, RanAheadWorker, alone_lookup, session_lookup
+from .state import Session, Slot
 
-NOT_READ = "session not read from the page's Markdown"
+if TYPE_CHECKING:
+    from .executor import SessionWorker
+    from .state import BuildState
 
-# A fence that markdown-exec executes in a session: its header line, then its code.
-_SESSION_FENCE = re.compile(
-    r'^(?P<indent>[ \t]*)(?P<ticks>`{3,})[ \t]*(?:python|py)\b(?P<header>[^\n]*\bsession="'
-    r'(?P<session>[^"]+)"[^\n]*)\n(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$',
-    re.MULTILINE | re.DOTALL,
-)
-_NOT_EXECUTED = re.compile(r'\bexec="(?:no|off|false|0)"')
+_HEADING = re.compile(r"<h[1-6][\s>]")
 
 
-def fences(markdown: str) -> Iterator[tuple[str, str, str]]:
-    """(session name, header, code) of every executed session fence, in page order."""
-    for match in _SESSION_FENCE.finditer(markdown):
-        if _NOT_EXECUTED.search(match["header"]) or "exec=" not in match["header"]:
-            continue
-        indent = len(match["indent"])
-        code = "\n".join(line[indent:] for line in match["code"].splitlines())
-        yield match["session"], match["header"].strip(), code.rstrip("\n")
+# ---------------------------------------------------------------- a block alone
+
+
+def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
+    """A block outside any session: its output (reused or run) and its run."""
+    timed = is_timed(options)
+    found = alone_lookup(build, build.page, options)
+    if found.entry is not None:
+        (stored,) = found.entry["blocks"]
+        caption = measured_caption(found.entry.get("measured"), reused=True)
+        return caption + stored["html"], run_record(build, options, False, [], stored, timed)
+    # A session of its own: its worker ends with it (or ended with its run ahead).
+    worker = build.ahead.claim_alone(build.page, options) or LazyWorker(build.take_worker, timed)
+    try:
+        block, failed = execute(build, options, timed, worker)
+    finally:
+        worker.close()
+    measured = block.pop("measured")
+    files = block.pop("reads")
+    if not failed and cacheable(block["html"]):
+        build.cache.keep(found, {"blocks": [block], "measured": measured, "reads": files})
+    run = run_record(build, options, True, found.reasons, block, timed)
+    run.seconds = block["seconds"]
+    return measured_caption(measured, reused=False) + block["html"], run
+
+
+# ---------------------------------------------------------------- a session's blocks
+
+
+def read_sessions(build: BuildState, page: str, markdown: str) -> None:
+    """Find the page's session blocks before it renders (a session is one cache entry), with
+    their snippets expanded as the page will show them: an edit to a snippet is in the key."""
+    if build.config is not None and "--8<--" in markdown:
+        markdown = expand_snippets(markdown, build.config)
+    for fence in fences.read(markdown, build.languages):
+        if fence.options["session"]:
+            session = build.sessions.setdefault((page, fence.options["session"]), Session())
+            session.fences.append(fence)
+
+
+def fill_sessions(build: BuildState, page: str, content: str) -> str:
+    """The page's HTML with its sessions' outputs, each session's from one run."""
+    for (session_page, _), session in build.sessions.items():
+        if session_page == page:
+            content = session.fill(content)
+            session.close()  # every block of it has run: its worker ends
+            for slot, options in zip(session.slots, session.options_seen, strict=False):
+                note_shown(slot.run, options, slot.html)
+    return content
+
+
+def format_in_session(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
+    """A slot for the block's output (``Session.fill`` writes it in), and the block's run."""
+    name = options["session"]
+    session = build.sessions.setdefault((build.page, name), Session())
+    if session.position == 0:  # the whole session is looked up at its first block
+        session.name = name
+        session.found = session_lookup(build, build.page, name, session.fences)
+        session.entry, session.reasons = session.found.entry, session.found.reasons
+    position = session.position
+    session.position += 1
+    session.options_seen.append(options)
+    stored = session.stored(position)
+    if position >= len(session.fences):  # a block the page's Markdown did not show
+        session.failed = True  # never stored: the entry would not match the page
+        session.reasons = session.reasons or [NOT_READ]
+    if stored is not None and stored["own"] == own_digest(options):
+        measured = session.entry.get("measured") if is_timed(options) else None
+        slot = session.new_slot(run_record(build, options, False, [], stored, session.timed))
+        slot.html = measured_caption(measured, reused=True) + stored["html"]
+        slot.ran_on = stored["ran_on"]
+    else:
+        if session.entry is not None:  # earlier blocks were reused from the stored run
+            session.entry = None
+            session.reasons = ["its session's blocks did not match the cache entry"]
+            _run_from_start(build, session)
+        pending = {"html": "", "ran_on": ""}  # completed by _run_in_session
+        run = run_record(build, options, True, session.reasons, pending, session.timed)
+        slot = session.new_slot(run)
+        _run_in_session(build, session, options, slot)
+    _keep_if_complete(build, session)
+    run, slot.run.ran_on = slot.run, slot.ran_on_token  # the label goes in its slot too
+    return slot.output_token, run
+
+
+def _run_from_start(build: BuildState, session: Session) -> None:
+    """Run the session's blocks so far again, in a new worker: after a stored run, or a run
+    ahead, that the page's next block does not match."""
+    session.run_afresh()
+    for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
+        slot.run.ran, slot.run.reasons = True, list(session.reasons)
+        _run_in_session(build, session, earlier, slot)
+
+
+def _run_in_session(
+    build: BuildState, session: Session, options: dict[str, Any], slot: Slot
+) -> None:
+    if session.worker is None and not session.blocks:  # its run ahead, if there was one
+        session.worker = build.ahead.claim_session(build.page, session.name)
+    if isinstance(session.worker, RanAheadWorker) and not session.worker.ran_next(options):
+        _run_from_start(build, session)  # the page asked for other than ran ahead
+    if session.worker is None:
+        session.worker = LazyWorker(build.take_worker, session.timed)
+    block, failed = execute(build, options, is_timed(options), session.worker)
+    session.reads |= block.pop("reads")
+    measured = block.pop("measured")
+    block["own"] = own_digest(options)
+    session.failed |= failed
+    session.blocks.append(block)
+    if measured:
+        session.measured = measured
+    slot.html = measured_caption(measured, reused=False) + block["html"]
+    slot.ran_on = block["ran_on"]
+    slot.run.seconds = block["seconds"]
+    slot.run.output_digest = digest(block["html"])
+
+
+def _keep_if_complete(build: BuildState, session: Session) -> None:
+    if session.entry is not None or not session.complete():
+        return
+    if all(cacheable(block["html"]) for block in session.blocks):
+        stored = {"blocks": session.blocks, "measured": session.measured}
+        build.cache.keep(session.found, stored | {"reads": session.reads})
+
+
+# ---------------------------------------------------------------- running one block
 
 
 @dataclass
-class Slot:
-    """Where one block's output and run label go in the page, filled once the session is done."""
+class Execution:
+    """One block handed to its session's worker: its time limit, and the reply once it ran."""
 
-    output_token: str
-    ran_on_token: str
-    html: str = ""
-    ran_on: str = ""
-    run: Any = None  # the block's runs.Run, completed when filled
-
-
-@dataclass
-class Session:
-    """A session's blocks on one page, read from its Markdown, and how this build treats it."""
-
-    headers: list[str]
-    codes: list[str]
-    name: str = ""  # markdown-exec's session name
-    position: int = 0  # blocks of it formatted so far
-    entry: dict[str, Any] | None = None  # reused from the cache when set
-    reasons: list[str] = field(default_factory=list)
-    found: Lookup | None = None  # its look-up in the cache, at its first block
-    blocks: list[dict[str, Any]] = field(default_factory=list)  # what this build ran
-    options_seen: list[dict[str, Any]] = field(default_factory=list)
-    slots: list[Slot] = field(default_factory=list)
-    reads: dict[str, str] = field(default_factory=dict)  # files its run read
-    failed: bool = False
-    measured: dict[str, str] | None = None
-    worker: Any = None  # LazyWorker (the process its blocks share), or ahead.Replies
-    token: str = field(default_factory=lambda: uuid.uuid4().hex)
-
-    @property
-    def timed(self) -> bool:
-        return any(is_timed(header) for header in self.headers)
-
-    def run_afresh(self) -> None:
-        """Run again from its first block: in a new worker, with no block run yet."""
-        self.close()
-        self.blocks, self.measured = [], None
-
-    def close(self) -> None:
-        """End its worker (and whatever its blocks started): the session is done."""
-        if self.worker is not None:
-            self.worker.close()
-            self.worker = None
-
-    def new_slot(self) -> Slot:
-        prefix = f"exec-session-{self.token}-{len(self.slots)}"
-        slot = Slot(f"{prefix}-output", f"{prefix}-ran-on")
-        self.slots.append(slot)
-        return slot
-
-    def stored(self, position: int) -> dict[str, Any] | None:
-        """Block ``position`` of the stored run being reused, if there is one."""
-        blocks = self.entry["blocks"] if self.entry is not None else []
-        return blocks[position] if position < len(blocks) else None
-
-    def complete(self) -> bool:
-        """Every block the page's Markdown showed has run in this build, none failed."""
-        return not self.failed and len(self.blocks) == len(self.codes) == len(self.slots)
-
-    def fill(self, content: str) -> str:
-        """The page's HTML with this session's outputs and run labels in their slots."""
-        for slot in self.slots:
-            content = content.replace(slot.output_token, slot.html)
-            content = content.replace(slot.ran_on_token, html.escape(slot.ran_on))
-            slot.run.ran_on = slot.ran_on
-        return content
+    worker: SessionWorker
+    timed: bool = False
+    seconds: float = DEFAULT_TIMEOUT_S
+    reply: dict[str, Any] | None = None
 
 
-def session_lookup(
-    build: Any,
-    page: str,
-    name: str,
-    headers: list[str],
-    codes: list[str],
-    plan: bool = False,
-) -> Lookup:
-    """A session's look-up in the cache, keyed on all its code (``plan``: ahead of its page,
-    ``ahead.py``; the page's own look-up reuses it). ``build``: the ``state.BuildState``."""
-    all_code = "\n".join(codes)
-    ingredients = build.environment.ingredients(
-        all_code, rendered=True, session=digest("\n".join(headers) + "\n" + all_code)
+def execute(
+    build: BuildState, options: dict[str, Any], timed: bool, worker: SessionWorker
+) -> tuple[dict[str, Any], bool]:
+    """Run one block in ``worker`` (its session's), under ``guard``: a failure fails the build,
+    or under ``mkdocs serve`` shows in the page in place of the output. A timed block waits for
+    the notebooks' cells and the blocks running ahead (``plan.py``): a timing gets the machine
+    to itself. The block's ``reads`` and ``measured`` (a timing's caption) come with it, from the
+    worker's reply."""
+    if timed:
+        build.notebooks.wait_for_cells()
+    execution = Execution(worker, timed)
+    extra = dict(options.get("extra") or {})
+    extra.pop(TIMEOUT_OPTION, None)  # the build's option, not markdown-exec's
+    started = time.perf_counter()
+    with (
+        build.ahead.paused() if timed else contextlib.nullcontext(),
+        guard.failures(build.page, block_id(options), build.serving) as outcome,
+    ):
+        seconds = fences.timeout(options)
+        if isinstance(seconds, str):
+            raise BlockError(seconds)
+        execution.seconds = seconds
+        outcome.html = render(execution, **options | {"extra": extra})
+    reply = execution.reply or {}
+    seconds = reply.get("ran_ahead_s", time.perf_counter() - started)
+    files = reads.digests(reply.get("read", ()), reply.get("written", ()), build.project_root)
+    machine = reply.get("machine") if timed and not outcome.failed else None
+    return {
+        "id": block_id(options),
+        "html": outcome.html,
+        "seconds": seconds,
+        "ran_on": reply.get("ran_on", ""),
+        "environment": reply.get("environment"),
+        "measured": measured_now(machine) if machine else None,
+        "reads": files,
+    }, outcome.failed
+
+
+def render(execution: Execution, /, **options: Any) -> str:
+    """The block's HTML: markdown-exec's rendering of what its worker printed."""
+    from markdown_exec import base_format  # imported on use: a cached build needs none of it
+
+    # "python" for `py` fences too, as markdown-exec's own python formatter renders them.
+    return str(base_format(language="python", run=partial(_run, execution=execution), **options))
+
+
+def _run(
+    code: str,
+    *,
+    execution: Execution,
+    returncode: int | None = None,  # a shell's exit code; Python has none to check
+    session: str | None = None,  # its worker is ``execution.worker``
+    id: str = "",
+    **extra: Any,
+) -> str:
+    """Run ``code`` in the block's worker; what it printed. A failure raises ``BlockError``."""
+    reply = execution.worker.run(code, block_id({"id": id}), execution.timed, execution.seconds)
+    execution.reply = reply
+    return str(reply["output"])
+
+
+# ---------------------------------------------------------------- what the page shows of it
+
+
+def run_record(
+    build: BuildState,
+    options: dict[str, Any],
+    ran: bool,
+    reasons: list[str],
+    block: dict[str, Any],
+    timed: bool,
+) -> Run:
+    """The block's run (its seconds 0 until set: none when reused)."""
+    return Run(
+        page=build.page,
+        block_id=block_id(options),
+        ran=ran,
+        reasons=list(reasons),
+        seconds=0.0,
+        ran_on=block["ran_on"],
+        kind="block",
+        output_digest=digest(block["html"]),
+        expected_to_change=timed,
+        environment=block.get("environment"),  # absent from entries stored without it
     )
-    identity = f"{page} session {name}"
-    if not codes:
-        key = key_of(ingredients)
-        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
 
-    def objections(payload: dict[str, Any]) -> list[str]:
-        blocks = len(payload.get("blocks", []))
-        shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
-        return build.stale_reads(payload) or shape
 
-    return build.look_up(ingredients, identity, objections, plan=plan)
+def note_shown(run: Run, options: dict[str, Any], output: str) -> None:
+    """What ``python -m examples verify`` compares: a block shown with a text output."""
+    run.shown = shown_output(options, output)
+    if run.shown is not None:
+        run.source = options["code"]
+
+
+def cacheable(output: str) -> bool:
+    # A heading in an output joins the page's table of contents only when markdown-exec
+    # renders it: such a block always runs.
+    return _HEADING.search(output) is None
+
+
+def measured_now(machine: str) -> dict[str, str]:
+    """When and on what machine (its worker's ``machine_label``) a timing was measured."""
+    return {"at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "label": machine}
+
+
+def measured_caption(measured: dict[str, str] | None, reused: bool) -> str:
+    if not measured:
+        return ""
+    label = html.escape(measured["label"])
+    if reused:
+        text = (
+            f"Measured on {html.escape(measured['at'])} on the machine that built it then: "
+            f"{label}. Reused by this build: nothing it depends on has changed since."
+        )
+    else:
+        text = f"Measured on this build: {label}"
+    return f'<p class="measured-label"><em>{text}</em></p>\n'
+
+
+def wrapped(options: dict[str, Any], output: str, run: Run) -> str:
+    # The wrapper pairs a displayed source with its output (tests/test_copy_fidelity.py reads
+    # it); a block that shows its source and a text result gets a caption: where it ran.
+    source, result = options.get("source", ""), options.get("result", "")
+    caption = f'<p class="run-label">{html.escape(run.ran_on)}</p>' if source and result else ""
+    return (
+        f'<div class="exec-block" data-exec-id="{html.escape(block_id(options))}" '
+        f'data-source="{html.escape(source)}" data-result="{html.escape(result)}">\n'
+        f"{output}\n{caption}</div>"
+    )

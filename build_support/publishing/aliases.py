@@ -2,10 +2,10 @@
 version is the newest on the gh-pages branch, by version order.
 
 mike moves an alias to whichever version is deployed with it: re-publishing an older version
-(a fix to v2026.07.20 after v2026.08.01) once moved ``latest`` back to it, and left the newest
-with no alias in ``versions.json``. Version order: PEP 440's (``packaging``), after a leading
-``v``, so ``v2026.08.01`` is newer than ``v2026.07.20`` and ``v2026.10.01`` newer than
-``v2026.9.30``; a name that is not a version is never placed above one that is.
+(a fix to v2026.07.20 after v2026.08.01) with ``latest`` would move it back to that version, and
+leave the newest with no alias in ``versions.json``. Version order: PEP 440's (``packaging``),
+after a leading ``v``, so ``v2026.08.01`` is newer than ``v2026.07.20`` and ``v2026.10.01``
+newer than ``v2026.9.30``; a name that is not a version is never placed above one that is.
 
 Before any build, the command refuses a working tree whose files the site is built from differ
 from ``HEAD`` (``uncommitted.py``), naming them, unless given ``--allow-dirty`` (``make publish

@@ -151,7 +151,7 @@ def built_wheel(project: Path, expected: Path | None = None) -> Wheel:
         except Exception as error:
             if disk_space.full(error):
                 path = disk_space.filename_of(error, staging)
-                raise PluginError("wheel: " + disk_space.said(path, "the wheel")) from None
+                raise PluginError("wheel: " + disk_space.no_space_line(path, "the wheel")) from None
             said = "".join(traceback.format_exception(error)[-4:])
             raise PluginError(
                 f"wheel: hatchling could not build {project}'s wheel:\n{said}"

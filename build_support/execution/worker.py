@@ -1,43 +1,54 @@
 """The worker process a session's blocks run in: never the build's own interpreter.
 
-The build forks it from the template process (``template_process.py``), or where forking is
-unsafe starts it as ``python -c BOOT CONFIG`` (``worker_start.py``), in a process group of its
-own, with ``PREIMPORT`` imported ahead of need (not ``examples``: what a block reaches of the
-package is in its key, so the package is imported by the block, from disk). It then
-reads requests and writes replies as framed JSON (``send`` / ``receive``) on two pipes of its
-own; its stdout and stderr are a third pipe the build reads, forwards and bounds.
+The build forks it from the template process (``template.py``), or where forking is unsafe
+starts it as ``python -c BOOT CONFIG`` (``executor.py``), in a process group of its own, with
+``PREIMPORT`` imported ahead of need (not ``examples``: what a block reaches of the package is
+in its key, so the package is imported by the block, from disk). It reads requests and writes
+replies as framed JSON (``send`` / ``receive``, the one codec the build and the template use
+too) on two pipes of its own; its stdout and stderr are a third pipe the build reads, forwards
+and bounds.
 
 Each request is one block of the worker's one session: its code runs in the session's globals,
 ``print`` writes to the block's output, and the reply holds that output, or a description of
 what the block raised (made here, where the traceback is), with what the build records beside
-it (where it ran, the environment ``verify`` compares, the files it read). Nothing a block does
-here reaches the build or another session: the build kills the whole process group when the
-session ends, past a limit, or when the block's worker ends in any way of its own.
+it: where it ran, the environment ``verify`` compares, the files it read (``reads.py``).
 
-Limits enforced here, as the code runs: the output (``print``) stops the worker the moment it
-passes ``max_output_bytes``. The time and memory limits are the build's (``workers.py``): code
+The output limit is enforced here, as the code runs: ``print`` stops the worker the moment it
+passes ``max_output_bytes``. The time and memory limits are the build's (``executor.py``): code
 running here could undo any limit it set on itself. Standard library only, but for the
 pre-import and what a block imports itself.
+
+Where it ran, said without starting a backend: asking JAX for its devices starts the backend
+(~25 ms of a worker's CPU, ~2,000 page faults) for a block that may never have computed with
+JAX. Every worker forked from the same template, with the same package, that its block left
+*untouched* (no backend started; the same variables, JAX settings, backend factories and
+package functions as at its start: ``starting_state``) gives the same answer; so the build keeps
+the first answer an untouched worker computed (per template and package version, never stored)
+and hands it to the next workers, which reply with it while they too are untouched.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import platform
 import re
 import signal
+import socket
 import struct
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
-from . import compile_cache, process_tree, reads, untouched
+from . import compile_cache, process_tree, reads
 
 _HEADER = ">I"  # a frame's length, before its JSON
+HEADER_SIZE = struct.calcsize(_HEADER)
 FILE_NAME = "<code block: id {id}>"
 """The file name a block's code is compiled under, as markdown-exec names a block with an id."""
 BLOCK_FILE = re.compile(r"^<code block: (?:id )?(?P<name>.*)>$")
@@ -59,35 +70,92 @@ PREIMPORT = (
     "statistics",
     "importlib.resources.readers",
 )
+_MAX_FDS = 3  # a worker's three pipes, sent with the template's fork request
 _USES_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|{package})\b", re.MULTILINE)
 
 BOOT = (
     "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
-    "from build_support.execution.block_worker import main; main(config)"
+    "from build_support.execution.worker import main; main(config)"
 )
-"""The worker's command line (``python -c BOOT CONFIG``): the build's own ``sys.path``, so a
-block imports what it would have imported in the build."""
+"""The spawned worker's command line (``python -c BOOT CONFIG``): the build's own
+``sys.path``, so a block imports what it would have imported in the build."""
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    """One framed message: its length, then its JSON (ASCII: lone surrogates escaped). The one
+    codec: between the build and a worker on their pipes, the build and a template on its socket."""
+    data = json.dumps(message).encode("ascii")
+    return struct.pack(_HEADER, len(data)) + data
 
 
 def send(stream: BinaryIO, message: dict[str, Any]) -> None:
-    """One framed message: its length, then its JSON (lone surrogates escaped, as JSON does)."""
-    data = json.dumps(message).encode("ascii")
-    stream.write(struct.pack(_HEADER, len(data)) + data)
+    stream.write(frame(message))
     stream.flush()
+
+
+def receive(read: Callable[[int], bytes], received: bytes = b"") -> dict[str, Any] | None:
+    """The next message, ``received`` its first bytes, the rest from ``read`` (a pipe's or a
+    socket's: at most the bytes asked for, ``b""`` at the end); None at the end."""
+    header = _exactly(read, HEADER_SIZE, received)
+    if header is None:
+        return None
+    data = _exactly(read, frame_length(header))
+    return None if data is None else json.loads(data)
 
 
 def frame_length(header: bytes) -> int:
     return struct.unpack(_HEADER, header)[0]
 
 
-HEADER_SIZE = struct.calcsize(_HEADER)
+def send_on_socket(sock: socket.socket, message: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
+    """One framed message on the socket, with file descriptors beside it (``SCM_RIGHTS``)."""
+    data = frame(message)
+    sent = socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
+    if sent != len(data):
+        sock.sendall(data[sent:])
 
 
-def _receive(stream: BinaryIO) -> dict[str, Any] | None:
-    header = stream.read(HEADER_SIZE)
-    if len(header) < HEADER_SIZE:
-        return None  # the build closed the pipe: end
-    return json.loads(stream.read(frame_length(header)))
+def receive_on_socket(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
+    """The next message and the descriptors that came with it; None at the end of the socket."""
+    head, fds, _, _ = socket.recv_fds(sock, HEADER_SIZE, _MAX_FDS)
+    message = receive(sock.recv, head) if head else None
+    return None if message is None else (message, fds)
+
+
+def _exactly(read: Callable[[int], bytes], size: int, data: bytes = b"") -> bytes | None:
+    while len(data) < size:
+        part = read(size - len(data))
+        if not part:
+            return None
+        data += part
+    return data
+
+
+def starting_state(package: str) -> str:
+    """A digest of what the answer to where a block ran depends on besides the machine and
+    the package's code (module docstring)."""
+    parts: list[object] = [sorted(os.environ.items())]
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        from jax._src import xla_bridge
+
+        parts += [sorted((k, repr(v)) for k, v in jax.config.values.items())]
+        parts += [sorted(getattr(xla_bridge, "_backend_factories", {}))]
+    for module, name in ((package, "backend_report"), (f"{package}.verify", "environment")):
+        parts.append(id(getattr(sys.modules.get(module), name, None)))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def backend_started() -> bool:
+    """JAX has started a backend in this process (True where that cannot be told)."""
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge._backends)
+    except (ImportError, AttributeError):
+        return True
 
 
 class _Output:
@@ -108,14 +176,11 @@ class _Output:
             os._exit(0)
         self.parts.append(text)
 
-    def text(self) -> str:
-        return "".join(self.parts)
 
-
-class Worker:
+class WorkerSession:
     """The worker's side of one session: its globals and what each block reports."""
 
-    def __init__(self, config: dict[str, Any], replies: BinaryIO) -> None:
+    def __init__(self, config: dict[str, Any], replies: BinaryIO, read_ahead: set[str]) -> None:
         self.replies = replies
         self.max_output_bytes = int(config["max_output_bytes"])
         self.package = config["package"]
@@ -124,13 +189,13 @@ class Worker:
         self.code = ""
         self.block_id = ""
         self.in_block = False
-        self.read_ahead: set[str] = set()  # read while importing ahead (``import_ahead``)
+        self.read_ahead = read_ahead  # read while importing ahead (``import_ahead``)
         self.compile_cache = config.get("compile_cache")  # JAX's: in no block's reads
         self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
-        # What an untouched worker of its template says of where a block ran, if the build
-        # knows it yet (``untouched.py``), and the state it was said for: this worker's start.
-        self.untouched_said = config.get("untouched_said")
-        self.start_state = ""
+        # Where a block ran, as an untouched worker of its template answered, if the build
+        # knows it yet, and the state it holds for: this worker's at its start.
+        self.untouched_answer = config.get("untouched_answer")
+        self.starting_state = starting_state(self.package)
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         """Run one block; the reply the build reads."""
@@ -149,42 +214,42 @@ class Worker:
                 # dont_inherit: compiled without this module's `from __future__` imports.
                 exec(compile(self.code, filename, "exec", dont_inherit=True), self.namespace)
             except BaseException as error:  # SystemExit, KeyboardInterrupt, ... too
-                self.in_block = False
+                self.in_block = False  # described with no reply of where it is beside
                 return {"kind": "failed"} | self.describe(error)
             finally:
                 self.in_block = False
         try:
-            said = self.said_of_run(bool(request.get("timed")))
+            where = self.where_it_ran(bool(request.get("timed")))
         except BaseException as error:  # a block broke what the build calls: named
             described = self.describe(error)
             described["summary"] = (
-                "the build could not describe where it ran: " + (described["summary"])
+                f"the build could not describe where it ran: {described['summary']}"
             )
             return {"kind": "failed"} | described
         read = compile_cache.outside(opened.read | self.read_ahead, self.compile_cache)
         written = compile_cache.outside(opened.written, self.compile_cache)
-        reads_said = {"read": sorted(read), "written": sorted(written)}
-        return {"kind": "done", "output": output.text()} | said | reads_said
+        files = {"read": sorted(read), "written": sorted(written)}
+        return {"kind": "done", "output": "".join(output.parts)} | where | files
 
-    def said_of_run(self, timed: bool) -> dict[str, Any]:
-        """Where the block ran and the environment ``verify`` compares; from what the build
-        handed this worker where the block left it untouched (``untouched.py``)."""
-        still = not timed and not untouched.backend_started()
-        still = still and untouched.state(self.package) == self.start_state
-        if still and self.untouched_said is not None:
-            known = self.untouched_said
-            ran_on = known["ran_on"] if self.uses_jax.search(self.code) else self.where_it_ran()
+    def where_it_ran(self, timed: bool) -> dict[str, Any]:
+        """Where the block ran and the environment ``verify`` compares; the build's untouched
+        answer where the block left this worker untouched (module docstring)."""
+        untouched = not timed and not backend_started()
+        untouched = untouched and starting_state(self.package) == self.starting_state
+        if untouched and self.untouched_answer is not None:
+            known = self.untouched_answer
+            ran_on = known["ran_on"] if self.uses_jax.search(self.code) else self.ran_on()
             return {"ran_on": ran_on, "environment": known["environment"], "machine": None}
-        said = {
-            "ran_on": self.where_it_ran(),
+        where = {
+            "ran_on": self.ran_on(),
             "environment": self.environment(),
-            "machine": self.machine_label() if timed else None,
+            "machine": __import__(self.package).machine_label() if timed else None,
         }
-        if still and self.uses_jax.search(self.code):  # the build keeps it for the next ones
-            said["untouched_said"] = {"ran_on": said["ran_on"], "environment": said["environment"]}
-        return said
+        if untouched and self.uses_jax.search(self.code):  # the build keeps it for the next
+            where["untouched_answer"] = {k: where[k] for k in ("ran_on", "environment")}
+        return where
 
-    def where_it_ran(self) -> str:
+    def ran_on(self) -> str:
         """A block that imports jax or the course package ran on JAX's default backend; any
         other ran in plain Python / NumPy on the build machine's CPU."""
         if self.uses_jax.search(self.code):
@@ -199,9 +264,6 @@ class Worker:
         if "jax" not in sys.modules:
             return None
         return __import__(f"{self.package}.verify", fromlist=["environment"]).environment()
-
-    def machine_label(self) -> str:
-        return __import__(self.package).machine_label()
 
     def describe(self, error: BaseException) -> dict[str, Any]:
         return describe_failure(error, self.code, self.block_id, self.package_dir)
@@ -236,14 +298,14 @@ def summary(error: BaseException) -> str:
     module = type(error).__module__
     if module != "builtins" and not module.startswith("_code_block"):  # a block's own class
         name = f"{module}.{name}"
-    said = _said(error)
-    text = f"{name}: {said}" if said else name
+    message = _message(error)
+    text = f"{name}: {message}" if message else name
     if isinstance(error, SystemExit):
         text += " (a block may not end the build: any SystemExit is a failure)"
     return text
 
 
-def _said(error: BaseException) -> str:
+def _message(error: BaseException) -> str:
     """``str(error)``, or why it cannot be read: a block's exception may define ``__str__``
     that raises, and the description of a failure must not fail in turn."""
     try:
@@ -284,42 +346,36 @@ def import_ahead(package_dir: str | None) -> set[str]:
         for name in PREIMPORT:
             with contextlib.suppress(ImportError):  # an extra that is not installed: on use
                 __import__(name)
-        _register_jax_plugins()
+        # JAX's search for backend plugins (every installed distribution's entry points read:
+        # ~25 ms, two thirds of a worker's first ``jax.devices()``), done once here. It
+        # registers what a plugin offers and creates no backend: no device, no thread.
+        with contextlib.suppress(ImportError, AttributeError):
+            from jax._src import xla_bridge
+
+            xla_bridge._discover_and_register_pjrt_plugins()
     return opened.inputs()
-
-
-def _register_jax_plugins() -> None:
-    """JAX's search for backend plugins (every installed distribution's entry points read:
-    ~25 ms, two thirds of a worker's first ``jax.devices()``), done once here. It registers
-    what a plugin offers and creates no backend: no device, no thread (the template checks)."""
-    with contextlib.suppress(ImportError, AttributeError):
-        from jax._src import xla_bridge
-
-        xla_bridge._discover_and_register_pjrt_plugins()
 
 
 def serve(config: dict[str, Any], requests_fd: int, replies_fd: int, read_ahead: set[str]) -> None:
     """Say ready, then run each block asked for until the build closes the pipe (or kills the
     process group). Entered once ``PREIMPORT`` is imported: here (``main``) or in the template
-    process this worker was forked from (``template_process.py``)."""
+    process this worker was forked from (``template.py``)."""
     # Nothing below the worker outlives it, nor the worker its build (process_tree.py): a pipe
     # the build holds, not the parent, which is the template for a forked worker.
-    kept = process_tree.keep_descendants()
+    subreaper = process_tree.keep_descendants()
     process_tree.end_with_build(requests_fd)
     requests = os.fdopen(requests_fd, "rb")
     replies = os.fdopen(replies_fd, "wb")
-    worker = Worker(config, replies)
-    worker.read_ahead = read_ahead
     compile_cache.enable(config.get("compile_cache"))
-    signal.signal(WHERE_SIGNAL, worker.say_where)
-    worker.start_state = untouched.state(worker.package)
-    send(replies, {"kind": "ready", "pid": os.getpid(), "kept": kept})
-    while (request := _receive(requests)) is not None:
-        send(replies, worker.run(request))
+    session = WorkerSession(config, replies, read_ahead)
+    signal.signal(WHERE_SIGNAL, session.say_where)
+    send(replies, {"kind": "ready", "pid": os.getpid(), "subreaper": subreaper})
+    while (request := receive(requests.read)) is not None:
+        send(replies, session.run(request))
     os._exit(0)  # a block's non-daemon thread must not keep the worker alive
 
 
 def main(config: dict[str, Any]) -> None:
-    """A worker started on its own (``python -c BOOT``): import ahead, then serve."""
+    """A worker spawned on its own (``python -c BOOT``): import ahead, then serve."""
     read_ahead = import_ahead(config["package_dir"])
     serve(config, config["requests_fd"], config["replies_fd"], read_ahead)

@@ -1,0 +1,278 @@
+"""A build's plan: every block its pages will run, looked up before any page renders, and the
+misses run ahead of their pages, side by side: a course's blocks on every core.
+
+markdown-exec hands the build one block at a time, in page order, and waits for its output, so
+blocks alone would run one after another. So before any page renders (``on_files``), ``plan``
+reads every page's executed fences (``fences.read``, the reader the page's own blocks go
+through), looks each output up in the cache, and submits what must run to a thread pool: a block
+alone, or a session's blocks in order, each a *job*. A job runs in a worker of its own, exactly
+as the page would run it (the same request: code, id, time limit; the same limits; a new worker
+per session), and keeps each block's reply or failure.
+
+When the page asks for the block (``claim_alone``, ``claim_session``), a job not yet started is
+cancelled and the page runs the block in its turn; a job started is waited for, and its replies
+are the page's if it ran exactly what the page asks for (the block's own digest: its code and
+every option). A failure is the block's, raised in its page's turn, naming page and block.
+Nothing here decides what is shown: the page renders the reply as it would render its own run's.
+
+Timings never run side by side: a timed session is never run ahead, and while a timed block runs
+(``paused``) no job starts and none is running. ``stop`` (the build's end, or its failure)
+cancels what has not started; the workers still running end with every other at the build's end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..caching.cache import Lookup, digest, key_of
+from ..caching.ingredients import expand_snippets
+from . import fences, progress
+from .executor import BlockError
+
+if TYPE_CHECKING:
+    from .executor import SessionWorker
+
+NOT_READ = "session not read from the page's Markdown"
+
+MAX_SIDE_BY_SIDE = 8  # more workers at once than this only crowd the memory
+SIDE_BY_SIDE_ENV = "COURSE_SIDE_BY_SIDE"
+
+
+def side_by_side() -> int:
+    """How many jobs run at once: one per core this process may use, or ``SIDE_BY_SIDE_ENV``
+    (1: every block runs in its page's turn)."""
+    wanted = os.environ.get(SIDE_BY_SIDE_ENV, "")
+    if wanted:
+        if not wanted.isdigit() or int(wanted) < 1:
+            raise ValueError(f"{SIDE_BY_SIDE_ENV}={wanted!r}: expected a whole number from 1")
+        return int(wanted)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, MAX_SIDE_BY_SIDE))
+
+
+@dataclass(frozen=True)
+class Request:
+    """One block as its page will hand it to a worker."""
+
+    code: str
+    block_id: str
+    own: str  # fences.own_digest: its code and every option
+    seconds: float  # its time limit
+
+
+@dataclass
+class Result:
+    reply: dict[str, Any] | None
+    error: BlockError | None
+    seconds: float
+
+
+@dataclass
+class Job:
+    """A block alone, or a session's blocks in order: what one worker runs."""
+
+    page: str
+    requests: list[Request]
+    results: list[Result] = field(default_factory=list)
+    future: Future[None] = field(default_factory=Future)  # the pool's, once submitted
+
+
+def request_of(options: dict[str, Any]) -> Request | None:
+    """The block's request, or None when its ``timeout`` is wrong (its page says so)."""
+    seconds = fences.timeout(options)
+    if isinstance(seconds, str):
+        return None
+    return Request(options["code"], fences.block_id(options), fences.own_digest(options), seconds)
+
+
+class RanAheadWorker:
+    """A job's replies, handed to its page as its session's worker's, block by block."""
+
+    def __init__(self, job: Job) -> None:
+        self.job, self.position = job, 0
+
+    def ran_next(self, options: dict[str, Any]) -> bool:
+        """The next block the page asks for is the one the job ran next."""
+        requests, own = self.job.requests, fences.own_digest(options)
+        return self.position < len(requests) and requests[self.position].own == own
+
+    def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]:
+        request, result = self.job.requests[self.position], self.job.results[self.position]
+        if (code, block_id, seconds) != (request.code, request.block_id, request.seconds) or timed:
+            raise RuntimeError(f"block {block_id!r} asked for other than it ran ahead")
+        self.position += 1
+        if result.error is not None:
+            raise result.error
+        return dict(result.reply or {}, ran_ahead_s=result.seconds)
+
+    def close(self) -> None:
+        """Its worker ended with the job."""
+
+
+class RunAhead:
+    """The jobs of one build, run on a thread pool."""
+
+    def __init__(
+        self, take_worker: Callable[[bool, str], SessionWorker], threads: int | None = None
+    ) -> None:
+        self.take_worker = take_worker
+        self.threads = side_by_side() if threads is None else threads
+        self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="run-ahead")
+        self.alone: dict[tuple[str, str], deque[Job]] = {}  # (page, own digest)
+        self.sessions: dict[tuple[str, str], Job] = {}  # (page, session name)
+        self.lookups: dict[tuple[str, str], Lookup] = {}  # (identity, key): planned look-ups
+        self.running = 0  # jobs past the gate that a timing closes
+        self.timings = 0  # timed blocks running: no job starts
+        self.stopped = False
+        self.ran_ahead = 0  # blocks whose outputs came from a job
+        self.changed = threading.Condition()
+
+    def add(self, job: Job, session: str | None) -> None:
+        """Run ``job`` ahead of its page (with one thread, the page's turn is as quick: none)."""
+        if self.threads < 2 or self.stopped:
+            return
+        if session is None:
+            self.alone.setdefault((job.page, job.requests[0].own), deque()).append(job)
+        else:
+            self.sessions[(job.page, session)] = job
+        job.future = self.pool.submit(self._run, job)
+
+    def claim_alone(self, page: str, options: dict[str, Any]) -> RanAheadWorker | None:
+        jobs = self.alone.get((page, fences.own_digest(options)))
+        return self._claim(jobs.popleft()) if jobs else None
+
+    def claim_session(self, page: str, name: str) -> RanAheadWorker | None:
+        job = self.sessions.pop((page, name), None)
+        return self._claim(job) if job is not None else None
+
+    def _claim(self, job: Job) -> RanAheadWorker | None:
+        """The job's replies once it is done; None if it had not started (the page runs it)."""
+        if job.future.cancel():
+            return None
+        # Where the build is, if it is ended while it waits: the block its page waits for.
+        progress.note(f"page {job.page}, block {job.requests[0].block_id!r}")
+        if job.future.exception() is not None or len(job.results) < len(job.requests):
+            return None  # the build's own fault, or stopped: the page runs it
+        self.ran_ahead += len(job.requests)
+        return RanAheadWorker(job)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Nothing runs ahead while a timed block runs: the machine is the timing's."""
+        with self.changed:
+            self.timings += 1
+            self.changed.wait_for(lambda: self.running == 0)
+        try:
+            yield
+        finally:
+            with self.changed:
+                self.timings -= 1
+                self.changed.notify_all()
+
+    def unclaimed(self) -> list[Job]:
+        """Jobs that ran, but whose page asked for other than they ran: time spent for nothing,
+        said in the build's log."""
+        jobs = [*self.sessions.values(), *(job for each in self.alone.values() for job in each)]
+        return [job for job in jobs if job.future.done() and not job.future.cancelled()]
+
+    def stop(self) -> None:
+        """Cancel the jobs not started (the build ends); jobs running end with their workers."""
+        self.stopped = True
+        with self.changed:
+            self.changed.notify_all()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _run(self, job: Job) -> None:
+        with self.changed:
+            self.changed.wait_for(lambda: self.stopped or not self.timings)
+            self.running += 1
+        worker = None
+        try:
+            for request in job.requests:
+                if self.stopped:
+                    return
+                started = time.perf_counter()
+                try:
+                    worker = worker or self.take_worker(False, request.code)
+                    reply = worker.run(request.code, request.block_id, False, request.seconds)
+                    result = Result(reply, None, time.perf_counter() - started)
+                except BlockError as error:
+                    result = Result(None, error, time.perf_counter() - started)
+                job.results.append(result)
+        finally:
+            if worker is not None:
+                worker.close()
+            with self.changed:
+                self.running -= 1
+                self.changed.notify_all()
+
+
+def plan(build: Any, pages: list[tuple[str, Path]]) -> None:
+    """Look up every block and session of ``pages``, and run ahead what the cache cannot serve,
+    page by page (a page's jobs run while the next pages are read). ``build``: the
+    ``state.BuildState``, which holds the ``RunAhead`` (so it is not imported here)."""
+    for page, path in pages:
+        markdown = path.read_text(encoding="utf-8-sig")
+        if "exec=" not in markdown:
+            continue
+        if build.config is not None and "--8<--" in markdown:
+            markdown = expand_snippets(markdown, build.config)
+        in_sessions: dict[str, list[fences.Fence]] = {}
+        for fence in fences.read(markdown, build.languages):
+            if fence.options["session"]:
+                in_sessions.setdefault(fence.options["session"], []).append(fence)
+            elif (
+                not fences.is_timed(fence.options)
+                and (request := request_of(fence.options))
+                and alone_lookup(build, page, fence.options, plan=True).entry is None
+            ):
+                build.ahead.add(Job(page, [request]), None)
+        for name, session in in_sessions.items():
+            requests = [request_of(fence.options) for fence in session]
+            if any(fences.is_timed(fence.options) for fence in session) or None in requests:
+                continue  # a timing runs in its page's turn; a bad timeout fails there
+            if session_lookup(build, page, name, session, plan=True).entry is None:
+                build.ahead.add(Job(page, list(requests)), name)  # type: ignore[arg-type]
+
+
+def alone_lookup(build: Any, page: str, options: dict[str, Any], plan: bool = False) -> Lookup:
+    """A block alone's look-up in the cache, keyed on its code and options (``plan``: ahead of
+    its page; the page's own look-up reuses it)."""
+    ingredients = build.environment.ingredients(
+        options["code"], rendered=True, **fences.own_ingredients(options)
+    )
+    identity = f"{page} {fences.block_id(options)}"
+    return build.look_up(ingredients, identity, build.stale_reads, plan=plan)
+
+
+def session_lookup(
+    build: Any, page: str, name: str, session: list[fences.Fence], plan: bool = False
+) -> Lookup:
+    """A session's look-up in the cache, keyed on all its code and its fences' headers as the
+    page's Markdown shows them (``plan``: ahead of its page; the page's own look-up reuses it)."""
+    codes = [fence.code for fence in session]
+    all_code = "\n".join(codes)
+    headers = "\n".join(fence.header for fence in session)
+    ingredients = build.environment.ingredients(
+        all_code, rendered=True, session=digest(headers + "\n" + all_code)
+    )
+    identity = f"{page} session {name}"
+    if not codes:
+        key = key_of(ingredients)
+        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
+
+    def objections(payload: dict[str, Any]) -> list[str]:
+        blocks = len(payload.get("blocks", []))
+        shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
+        return build.stale_reads(payload) or shape
+
+    return build.look_up(ingredients, identity, objections, plan=plan)

@@ -1,0 +1,525 @@
+"""The template process (a zygote) every session's worker is forked from, warm, and the build's
+handle on it (``Template``; its children are ``Forked``).
+
+Started once by the build (``python -c BOOT CONFIG``, a process group of its own), it imports
+ahead what every worker would import (``worker.PREIMPORT``; never the course package, whose
+reach is in each block's key), records what that read, starts no JAX backend, then waits on a
+Unix socket to the build. For each request it forks a worker, which leaves for a process group
+of its own, takes the three pipes sent with the request and serves blocks (``worker.serve``).
+It never runs a block itself, so nothing a block does reaches it or a later worker.
+
+A fork from it is safe: it is single-threaded when it forks (checked in ``/proc/self/task``
+before every fork; OpenBLAS's thread pool, the one thread NumPy starts, is held at one thread
+by ``OPENBLAS_NUM_THREADS=1`` and given back its usual size in each child), it holds no lock
+another thread could hold, no backend, no file a block may write. Python's ``random`` re-seeds
+itself in a child; NumPy's global generator is re-seeded here, as a fresh process seeds it.
+
+The *package template*, a child of it that has imported the course package too, forks workers
+in turn: most sessions are one block that imports the package first, and skip that import
+(``parallel_blocks.py --run forked --pages 10``, a worker a block: 23.5 s with it, 36.2 s
+without; medians of 5 and 4 in turns, a loaded 2-core machine, 2026-12). Only a session whose
+first block imports the package before anything can run is forked from it
+(``imports_package_first``), so that its blocks run as a fresh worker's would, and only where
+the import can be kept (it did not raise, print, warn, or start a thread or a process; else the
+log says why once). A changed package gets a new one; the template never imports the package.
+
+It says when a child ends (its status, as ``subprocess`` says one) but reaps it only when the
+build releases it, after killing its group: until then its pid cannot be reused, so the
+build's ``killpg`` reaches only the worker's own group. When the build goes (its end of the
+socket closes), it kills every worker's group and ends.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import ctypes
+import gc
+import importlib
+import io
+import json
+import os
+import random
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from typing import Any
+
+from . import process_tree, reads, worker
+from .worker import receive_on_socket, send_on_socket
+
+BOOT = (
+    "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
+    "from build_support.execution.template import main; main(config)"
+)
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
+START_TIMEOUT_S = 300.0  # a template or a worker that has not imported jax by then is stuck
+_PYTEST = "PYTEST_CURRENT_TEST"  # pytest's note of the running test: changes every test
+_FUTURE = "__future__"  # a compiler directive: its module is always loaded
+_POLL_S = 0.05  # how often the template looks for ended children
+
+
+class Unusable(Exception):
+    """The template process cannot fork a worker safely: why."""
+
+
+class Spawned:
+    """A process the build started itself: the template, or a worker where forking is unsafe."""
+
+    def __init__(self, popen: subprocess.Popen) -> None:
+        self.popen, self.pid = popen, popen.pid
+
+    @classmethod
+    def start(
+        cls, boot: str, config: dict[str, Any], fds: tuple[int, ...], **options: Any
+    ) -> Spawned:
+        """``python -c boot CONFIG`` with ``fds``, in a process group of its own: killed whole."""
+        command = [sys.executable, "-c", boot, json.dumps(config)]
+        options |= {"pass_fds": fds, "stdin": subprocess.DEVNULL, "start_new_session": True}
+        return cls(subprocess.Popen(command, **options))
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float) -> int:
+        return self.popen.wait(timeout=timeout)
+
+    def reap(self) -> None:
+        """Reaped, killed first if it has not ended."""
+        if self.popen.poll() is None:
+            self.popen.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=10)
+
+    def keep_untouched_answer(self, answer: dict[str, Any]) -> None:
+        """Not kept: no template holds a spawned worker's starting state (``worker.py``)."""
+
+
+class Forked:
+    """A process forked by a template: its status comes from the template, which reaps it
+    only on ``reap``, once the build has killed its group."""
+
+    def __init__(self, pid: int, template: Template, package_version: str = "") -> None:
+        self.pid, self.template, self.package_version = pid, template, package_version
+
+    def poll(self) -> int | None:
+        return self.template.status(self.pid, 0)
+
+    def wait(self, timeout: float) -> int:
+        status = self.template.status(self.pid, timeout)
+        if status is None:
+            raise subprocess.TimeoutExpired("worker", timeout)
+        return status
+
+    def reap(self) -> None:
+        """The template kills what is left of it and reaps it."""
+        with self.template.lock, contextlib.suppress(OSError):
+            send_on_socket(self.template.socket, {"kind": "release", "pid": self.pid})
+            self.template.ended.pop(self.pid, None)
+
+    def keep_untouched_answer(self, answer: dict[str, Any]) -> None:
+        """Where a block ran, as this worker answered untouched by its block (``worker.py``):
+        handed to the next workers of its template for that package version."""
+        self.template.untouched_answers.setdefault(self.package_version, answer)
+
+
+class Template:
+    """The build's side of a template process: its socket, and how its workers ended. ``start``
+    starts the template; ``package_template`` forks, from it, the package template."""
+
+    def __init__(self, process: Spawned | Forked, sock: socket.socket, blas: dict) -> None:
+        self.process, self.socket, self.blas_environment = process, sock, blas
+        self.ended: dict[int, int] = {}
+        self.closed_by_template = False  # the template's end of the socket closed
+        self.lock = threading.RLock()  # one conversation at a time: workers start side by side
+        ready = self._next("ready", START_TIMEOUT_S)
+        self.read_ahead = {path: _signature(path) for path in _outside_python(ready["read_ahead"])}
+        self.modules = frozenset(ready.get("modules", ()))  # what its imports loaded
+        self.unusable = ready.get("unusable", "")  # why a package template cannot be used
+        self.untouched_answers: dict[str, dict] = {}  # package version -> where blocks ran
+        found = dict(ready.get("environment", {}), **blas)  # as a worker's
+        self.environment = {k: v for k, v in found.items() if v is not None and k != _PYTEST}
+        self.started_with: dict[str, str] = {}  # the build's variables when it started (``start``)
+        if ready.get("threads") != 1 and not self.unusable:
+            self.close()
+            raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
+
+    @classmethod
+    def start(cls, package_dir: str | None) -> Template:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        started_with = variables()
+        config = {"sys_path": sys.path, "socket_fd": theirs.fileno(), "package_dir": package_dir}
+        # OpenBLAS starts no thread pool: forking is safe
+        blas_off = os.environ | {BLAS_THREADS: "1"}
+        process = Spawned.start(BOOT, config, (theirs.fileno(),), env=blas_off)
+        theirs.close()
+        template = cls(process, ours, {BLAS_THREADS: os.environ.get(BLAS_THREADS)})
+        template.started_with = started_with
+        return template
+
+    def fits(self, variables: dict[str, str]) -> bool:
+        """A worker spawned now with the build's ``variables`` would, once it has imported
+        ahead, hold this template's: each is the template's own, or one importing ahead set
+        (JAX sets ``TPU_SKIP_MDS_QUERY``, say) that the build still holds as it did at the
+        start. The build importing JAX itself sets those too (``hooks/wheel.py``'s fallback for
+        an environment no block recorded)."""
+        started = self.started_with
+        return all(
+            variables.get(name) == self.environment.get(name)
+            or (self.environment.get(name) != started.get(name) == variables.get(name))
+            for name in set(variables) | set(self.environment)
+        )
+
+    def package_template(self, package: str, package_dir: str) -> Template:
+        """A child of this template that has imported ``package`` as a block would (in the
+        build's folder, with its ``sys.path``); ``Unusable`` if the import cannot be kept."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        request = {"kind": "package-template", "package": package, "package_dir": package_dir}
+        request |= {"cwd": os.getcwd(), "sys_path": sys.path}
+        try:
+            pid = self._forked(request, (theirs.fileno(),))
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        child = Template(Forked(pid, self), ours, self.blas_environment)
+        if child.unusable:
+            child.close()
+            raise Unusable(child.unusable)
+        return child
+
+    def stale(self) -> bool:
+        """A file importing ahead read (matplotlib's settings, say) changed since: under
+        ``mkdocs serve`` the next worker must import it afresh, as a spawned one would."""
+        return any(_signature(path) != seen for path, seen in self.read_ahead.items())
+
+    def fork(self, config: dict[str, Any], worker_ends: tuple[int, int, int]) -> Forked:
+        version = config["package_version"]
+        config = config | {"blas_environment": self.blas_environment}
+        config["untouched_answer"] = self.untouched_answers.get(version)
+        return Forked(self._forked({"kind": "fork", "config": config}, worker_ends), self, version)
+
+    def _forked(self, request: dict[str, Any], fds: tuple[int, ...]) -> int:
+        with self.lock:
+            send_on_socket(self.socket, request, fds)
+            pid = self._next("forked", START_TIMEOUT_S)["pid"]
+            self.ended.pop(pid, None)  # said of an earlier child with that pid, reaped
+        return pid
+
+    def status(self, pid: int, timeout: float) -> int | None:
+        """How worker ``pid`` ended, waiting up to ``timeout`` s; None while it runs."""
+        until = time.monotonic() + timeout
+        while pid not in self.ended and self.socket.fileno() >= 0 and not self.closed_by_template:
+            left = until - time.monotonic()
+            with self.lock:  # a short wait each time: another thread may be starting a worker
+                if pid not in self.ended:
+                    self._pump(min(max(left, 0), 0.05))
+            if left <= 0:
+                break
+        return self.ended.get(pid)
+
+    def _next(self, kind: str, timeout: float) -> dict[str, Any]:
+        until = time.monotonic() + timeout
+        while (left := until - time.monotonic()) > 0:
+            message = self._pump(left)
+            if message is None:
+                break
+            if message["kind"] == kind:
+                return message
+            if message["kind"] == "refused":
+                raise Unusable(f"the template process refused to fork: {message['why']}")
+        status = self.process.poll()
+        self.close()
+        raise Unusable(f"the template process did not say {kind!r} (status {status})")
+
+    def _pump(self, timeout: float) -> dict[str, Any] | None:
+        """The template's next message within ``timeout`` (a worker's end is kept)."""
+        ready, _, _ = select.select([self.socket], [], [], timeout)
+        received = receive_on_socket(self.socket) if ready else None
+        if received is None:
+            self.closed_by_template = self.closed_by_template or bool(ready)
+            return None
+        message, _ = received
+        if message["kind"] == "ended":
+            self.ended[message["pid"]] = message["status"]
+        return message
+
+    def close(self) -> None:
+        """The template goes, and with it every worker it still holds (it kills their groups)."""
+        with contextlib.suppress(OSError):
+            self.socket.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)  # it ends once its socket closes
+        self.process.reap()
+
+
+def variables() -> dict[str, str]:
+    """The build's environment variables, which a worker inherits (pytest's note apart)."""
+    return {name: value for name, value in os.environ.items() if name != _PYTEST}
+
+
+def _outside_python(paths: list[str]) -> list[str]:
+    """Those not Python's own (``reads``: keyed by uv.lock and the Python version)."""
+    return [path for path in paths if not reads.excluded(path)]
+
+
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
+def imports_package_first(code: str, package: str, modules: frozenset[str]) -> bool:
+    """The code's first statements import ``package`` (or a module of it), with nothing before
+    but a docstring and imports of ``modules`` (those the template holds: each a look-up in
+    ``sys.modules``, no code runs). Anything else (an assignment, a call, an import of a module
+    not yet loaded, whose import runs code) may run before the package's import."""
+    try:
+        statements = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return False
+    for statement in statements:
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            if isinstance(statement.value.value, str):  # a docstring
+                continue
+            return False
+        if isinstance(statement, ast.Import):
+            names = [alias.name for alias in statement.names]
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            if _in_package(statement.module, package):
+                return True
+            # ``from m import n``: a look-up only where ``m.n`` is itself a loaded module (else it
+            # may be a submodule Python would import now) or ``m`` is ``__future__``
+            names = [statement.module]
+            if statement.module != _FUTURE:
+                names += [f"{statement.module}.{alias.name}" for alias in statement.names]
+        else:
+            return False
+        for name in names:
+            if _in_package(name, package):
+                return True
+            if name != _FUTURE and name not in modules:
+                return False
+    return False
+
+
+def _in_package(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+# ---------------------------------------------------------------- in the template process
+
+
+def threads() -> int:
+    """How many threads this process runs (Linux)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def blas_threads_wanted(original: dict[str, str | None]) -> int | None:
+    """The OpenBLAS thread count a fresh worker gets, by OpenBLAS's own rule: the first of
+    these variables set above 0, else None (OpenBLAS's default: one a processor)."""
+    for name in (BLAS_THREADS, "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        with contextlib.suppress(TypeError, ValueError):
+            if int(original.get(name) or "") > 0:
+                return int(original[name])
+    return None
+
+
+def _openblas() -> Any:
+    """NumPy's OpenBLAS (its ``set_num_threads`` and ``get_num_procs``), if it is loaded."""
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        paths = {line.split()[-1] for line in maps if "openblas" in line and "/" in line}
+    for path in sorted(paths):
+        library = ctypes.CDLL(path)
+        for prefix, suffix in (
+            ("scipy_openblas_", "64_"),
+            ("scipy_openblas_", ""),
+            ("openblas_", ""),
+        ):
+            setter = getattr(library, f"{prefix}set_num_threads{suffix}", None)
+            procs = getattr(library, f"{prefix}get_num_procs{suffix}", None)
+            if setter is not None and procs is not None:
+                return setter, procs
+    return None
+
+
+def _become_worker(
+    request: dict[str, Any], fds: list[int], sock: socket.socket, read_ahead: set[str]
+) -> None:
+    """In the child: a worker of its own group, with the build's pipes; never returns."""
+    try:
+        os.setsid()  # a session and process group of its own: the build kills it whole
+        requests_fd, replies_fd, console_fd = fds
+        sock.close()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(console_fd, 1)
+        os.dup2(console_fd, 2)
+        for fd in (null, console_fd):
+            os.close(fd)
+        config = request["config"]
+        original = config["blas_environment"]
+        for name, value in original.items():  # the environment a spawned worker would have
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        blas = _openblas()
+        if blas is not None:
+            setter, procs = blas
+            setter(blas_threads_wanted(original) or procs())
+        random.seed()
+        if "numpy" in sys.modules:
+            sys.modules["numpy"].random.seed()
+        os.chdir(config["cwd"])
+        sys.path[:] = config["sys_path"]
+        worker.serve(config, requests_fd, replies_fd, read_ahead)
+    finally:
+        os._exit(70)  # serve ends the process itself; anything else is a failure to start
+
+
+def _become_package_template(
+    request: dict[str, Any], fds: list[int], parent: socket.socket, read_ahead: set[str]
+) -> None:
+    """In the child: the package template, serving forks on the socket the build sent, or, if
+    the package's import cannot be kept, saying why and ending; never returns."""
+    try:
+        os.setsid()  # a group of its own: a worker's group killed never reaches it
+        parent.close()
+        sock = socket.socket(fileno=fds[0])
+        os.chdir(request["cwd"])  # where, and with which path, a worker imports it
+        sys.path[:] = request["sys_path"]
+        why, read = import_package(request["package"], request["package_dir"])
+        ready = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead | read)}
+        send_on_socket(sock, {"kind": "ready", "unusable": why} | ready)
+        if not why:
+            _fork_on_request(sock, read_ahead | read)
+    finally:
+        os._exit(0)
+
+
+def import_package(package: str, package_dir: str | None) -> tuple[str, set[str]]:
+    """Import the course package as a worker's first block would; why it cannot be kept for
+    the workers forked from here ("" if it can), and the files it read (``reads``)."""
+    printed = io.StringIO()
+    with (
+        reads.recorded(package_dir) as opened,
+        warnings.catch_warnings(record=True) as warned,  # the filters a worker has
+        contextlib.redirect_stdout(printed),
+        contextlib.redirect_stderr(printed),
+    ):
+        try:
+            importlib.import_module(package)
+        except BaseException as error:  # SystemExit too: the block that imports it will say
+            return f"importing it raised {worker.summary(error)}", set()
+    if warned:
+        return f"importing it warned: {str(warned[0].message)[:200]}", set()
+    if printed.getvalue():
+        return f"importing it printed {printed.getvalue()[:200]!r}", set()
+    if threads() != 1:
+        return f"importing it started threads (it runs {threads()})", set()
+    if process_tree.descendants(os.getpid()):
+        return "importing it started a process", set()
+    return "", opened.inputs()
+
+
+def _say_ended(children: dict[int, bool], sock: socket.socket) -> None:
+    """Say the status of every child that ended, once; reaped only on release."""
+    flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+    for pid, ended_said in list(children.items()):
+        if ended_said:
+            continue
+        try:
+            found = os.waitid(os.P_PID, pid, flags)
+        except ChildProcessError:
+            found = None
+        if found is None:
+            continue
+        killed = found.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+        children[pid] = True
+        status = -found.si_status if killed else found.si_status
+        send_on_socket(sock, {"kind": "ended", "pid": pid, "status": status})
+
+
+def _until_its_own_group(pid: int) -> None:
+    """Wait (microseconds) until the child leads a group of its own: the build kills the group
+    by its pid, and a group not made yet would not be found."""
+    with contextlib.suppress(ProcessLookupError):
+        while os.getpgid(pid) != pid:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return  # it ended first: said by ``_say_ended``
+            time.sleep(0.0005)
+
+
+def _release(pid: int, children: dict[int, bool]) -> None:
+    # Not reaped yet: the pid is still this child's. What a block detached (setsid) is below it
+    # (a child subreaper) and goes first, then its group: once it is gone they are out of reach.
+    process_tree.end_tree(pid)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    children.pop(pid, None)
+
+
+def main(config: dict[str, Any]) -> None:
+    """Import ahead, say ready, then fork a worker for each request until the build goes."""
+    sock = socket.socket(fileno=config["socket_fd"])
+    read_ahead = worker.import_ahead(config["package_dir"])  # digested with every block's
+    ready = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead)}
+    ready |= {"modules": sorted(sys.modules), "environment": dict(os.environ)}
+    send_on_socket(sock, {"kind": "ready"} | ready)
+    _fork_on_request(sock, read_ahead)
+
+
+def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
+    """Fork a worker (or a package template) for each request until the build goes; never
+    returns."""
+    children: dict[int, bool] = {}  # pid -> its end said
+    try:
+        while True:
+            ready, _, _ = select.select([sock], [], [], _POLL_S)
+            _say_ended(children, sock)
+            if not ready:
+                continue
+            received = receive_on_socket(sock)
+            if received is None:
+                return
+            request, fds = received
+            if request["kind"] == "release":
+                _release(request["pid"], children)
+                continue
+            running = threads()
+            if running != 1:
+                for fd in fds:
+                    os.close(fd)
+                send_on_socket(
+                    sock, {"kind": "refused", "why": f"it runs {running} threads, not one"}
+                )
+                continue
+            # A worker's collections then leave what the template allocated alone: the collector
+            # writes into every object it visits, which would copy the template's pages.
+            gc.freeze()
+            pid = os.fork()
+            if pid == 0 and request["kind"] == "package-template":
+                _become_package_template(request, fds, sock, read_ahead)
+            if pid == 0:
+                _become_worker(request, fds, sock, read_ahead)
+            gc.unfreeze()  # the template itself collects its own objects
+            for fd in fds:
+                os.close(fd)
+            children[pid] = False
+            _until_its_own_group(pid)
+            send_on_socket(sock, {"kind": "forked", "pid": pid})
+    finally:
+        for pid in list(children):
+            _release(pid, children)
+        os._exit(0)

@@ -1,0 +1,80 @@
+"""The tests' small sites: one ``mkdocs.yml`` that loads the checkout's hooks, and a page of one
+Python block. A build of one takes a second or two, not the course's minutes: what a test of
+the hooks checks is the hooks, not the pages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from build_support.build_command import ROOT
+
+__all__ = ["EXECUTION_HOOK", "ONE_PAGE_CONFIG", "hook", "page_with", "site_config"]
+
+
+def hook(name: str) -> Path:
+    """The checkout's ``hooks/<name>.py``."""
+    return ROOT / "hooks" / f"{name}.py"
+
+
+EXECUTION_HOOK = hook("execution")
+
+
+def site_config(
+    site_name: str,
+    build_settings: str = "",
+    *,
+    hooks: Sequence[str | Path] = (EXECUTION_HOOK,),
+    extensions: str = "",
+) -> str:
+    """A small site's ``mkdocs.yml``: Python blocks run by ``hooks`` (default: the execution
+    hook alone), jupytext notebooks under ``docs/notebooks/``. ``build_settings``
+    (``"cell_timeout_s: 2"``) are added to ``extra.build``; ``extensions``, YAML list items
+    (``"  - abbr\\n"``), to the Markdown extensions, before ``pymdownx.superfences``. The site's
+    folder and the store's come from the variables ``make build`` sets (``-d`` overrides the
+    first), as in the project's ``mkdocs.yml``."""
+    settings = ", ".join(
+        part
+        for part in ("fresh: !ENV FRESH, cache_dir: !ENV COURSE_CACHE_DIR", build_settings)
+        if part
+    )
+    hook_lines = "".join(f"  - {path}\n" for path in hooks)
+    return f"""\
+site_name: {site_name}
+strict: true
+site_dir: !ENV [COURSE_SITE_DIR, site]
+theme:
+  name: material
+  font: false
+markdown_extensions:
+  - admonition
+{extensions}  - pymdownx.superfences
+plugins:
+  - markdown-exec:
+      languages: [python]
+  - mkdocs-jupyter:
+      include: ["notebooks/*.py"]
+      ignore: ["*.md"]
+      execute: false
+      cache: false # as mkdocs.yml: it keys on the file's name, not on what it ran
+hooks:
+{hook_lines}extra:
+  build: {{{settings}}}
+"""
+
+
+ONE_PAGE_CONFIG = site_config(
+    "one page", "memory_limit_gib: 1", hooks=(EXECUTION_HOOK, hook("serve_last_build"))
+)
+"""The one-page site of the block guard's tests and of those that build a page as an author
+would: the execution hook, then the one that keeps the last build served under ``mkdocs
+serve``; a block's memory capped at 1 GiB."""
+
+
+def page_with(code: str, options: str = "") -> str:
+    """``docs/index.md`` of a one-page site: prose, the block ``blk`` (``code``, with the fence
+    ``options``: ``' session="a"'``), prose."""
+    return (
+        "# A page\n\nBefore the block.\n\n"
+        f'```python exec="on" id="blk"{options}\n{code}\n```\n\nAfter the block.\n'
+    )
