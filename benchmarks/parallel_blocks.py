@@ -1,16 +1,15 @@
-"""Would a cold build gain from running independent outputs in worker processes (issue 24,
-item 3)? The section's blocks that stand alone (no session, not timed) and the synthetic
-course pages' blocks (``course_scale.py``), run as a cold build runs them, each in fresh
-globals: serially in one Python, then split over a pool of worker processes (spawned, as
-JAX needs: it starts threads, so a forked worker may hang). Each side pays what a build would:
-its Python, importing JAX and the package, each new shape's compile. Medians of --repeats,
-in turns, against the number of CPUs.
+"""Would a cold build gain from running independent outputs in worker processes? The section's
+blocks that stand alone (no session, not timed) and the synthetic course pages' blocks
+(``course_scale.py``), run as a cold build runs them, each in fresh globals: serially in one
+Python, then split over a pool of worker processes (spawned, as JAX needs: it starts threads, so
+a forked worker may hang). Each side pays what a build would: its Python, importing JAX and the
+package, each new shape's compile. Medians of --repeats, in turns, against the number of CPUs.
 
-Since issue 37 the build's workers are forked warm from a template process: the modes
-``forked`` and ``forked-pool`` run the same blocks as the build does, each in a worker of its
-own from ``executor.LocalExecutor`` (no import of JAX to pay, JAX's compilation cache shared),
-one after another, then ``--workers`` at a time; the build would run sessions side by side only
-where the second pays.
+The build's workers are forked warm from a template process: the modes ``forked`` and
+``forked-pool`` run the same blocks as the build does, each in a worker of its own from
+``executor.LocalExecutor`` (no import of JAX to pay, JAX's compilation cache shared), one after
+another, then ``--workers`` at a time; the build would run sessions side by side only where the
+second pays.
 
     python benchmarks/parallel_blocks.py [--pages 40] [--workers 2] [--repeats 3]
 """
@@ -98,7 +97,7 @@ def run_forked(codes: list[str], workers: int) -> int:
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(run, enumerate(codes)))
     finally:
-        state.PROCESS.workers.close()
+        state.PROCESS.executor.close()
     return len(codes)
 
 

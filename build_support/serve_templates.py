@@ -1,13 +1,13 @@
 """Under ``mkdocs serve``, the theme's templates are compiled once a process, not once a rebuild.
 
-MkDocs makes a new Jinja environment for every build, so every serve rebuild parsed and
-compiled Material's templates again (``base.html``, ``main.html``, the partials: 0.19 s of a
+MkDocs makes a new Jinja environment for every build, so every serve rebuild would parse and
+compile Material's templates again (``base.html``, ``main.html``, the partials: 0.19 s of a
 0.6 s prose-edit rebuild, paid by the first page rendered). ``COMPILED`` keeps each template's
 compiled code in memory as Jinja's own bytecode cache does (``jinja2.BytecodeCache``): under the
 template's name and file, with the SHA-1 of its source, which Jinja checks before it uses the
 code (an edited template is compiled again), and with every setting of the environment that
 changes what the compiler writes. ``hooks/serve_last_build.py`` gives it to each serve
-rebuild's environment; ``mkdocs build`` compiles afresh, as before.
+rebuild's environment; ``mkdocs build`` compiles afresh: one build, nothing to reuse.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ folders exchanged in one step (Linux's ``renameat2(RENAME_EXCHANGE)``, macOS's
 ``renamex_np(RENAME_SWAP)``). The build shown before then lives at ``site.builds/<build>/`` and is
 kept until the build after next, so that a reader holding it (a server started inside ``site/``,
 a copy under way) finishes: readers hold a folder, not its name. A ``site`` that is a link into
-``site.builds/`` (this module's layout before) is exchanged with the new folder the same way.
+``site.builds/`` (as earlier versions of this module left it) is exchanged the same way.
 
 Where neither call exists, or the file system refuses it (``EINVAL``, ``ENOSYS``, ``ENOTSUP``),
 the swap is two renames: ``site/`` is moved aside, then the new build renamed in. For that
@@ -23,7 +23,7 @@ which the next build puts back before anything else.
 
 A build killed at any moment leaves ``site/`` as it was; what it left in ``site.builds/`` is
 deleted by the next build. The driver dies with ``make`` (``process_tree.die_with_parent``), and
-its builder with the driver: a ``kill`` of make alone no longer leaves MkDocs building. Every way
+its builder with the driver: a ``kill`` of make alone leaves no MkDocs building. Every way
 a build ends is said in one line: the step it was in (a page, a block, the wheel, the swap) and
 whether ``site/`` changed. A strict build's failure is said as a failure, not as a crash.
 """
@@ -74,7 +74,7 @@ def tidy(root: Path, builds: Path) -> None:
     if asides and not os.path.lexists(site):
         os.rename(asides[-1], site)
     kept = {build_lock.LOCK, PREVIOUS, _previous(builds)}  # the lock, and the build shown before
-    if site.is_symlink():  # the layout before: the build shown is in site.builds/
+    if site.is_symlink():  # as earlier versions left it: the build shown is in site.builds/
         kept.add(os.path.basename(os.readlink(site)))
     for path in builds.iterdir():
         if path.name in kept:
@@ -129,7 +129,7 @@ def swap_in(root: Path, staging: Path) -> Path | None:
         (builds / PREVIOUS).unlink(missing_ok=True)
         os.rename(staging, site)
         return None
-    # the layout before: site a link to site.builds/<build>/, which stays where it is
+    # site a link to site.builds/<build>/ (as earlier versions left it): that build stays there
     before = builds / os.path.basename(os.readlink(site)) if site.is_symlink() else staging
     link = builds / f".{PREVIOUS}.new"
     link.unlink(missing_ok=True)

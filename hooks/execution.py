@@ -1,4 +1,4 @@
-"""The one hook for execution: maps MkDocs' events onto ``build_support`` (runner, cache,
+"""The one hook for execution: maps MkDocs' events onto ``build_support`` (sessions, cache,
 notebooks, record, report). Every ``python exec`` block and every notebook is run or reused
 through the build's one state object (``build_support.execution.state``), which this hook
 starts for each build and passes on; nothing else wraps markdown-exec's formatters. The hook
@@ -30,7 +30,6 @@ from build_support.execution import (
     notebook_page,
     plan,
     progress,
-    runner,
     sessions,
     state,
 )
@@ -42,7 +41,7 @@ log = logging.getLogger("mkdocs.hooks.execution")
 def on_startup(command, dirty):
     # Called once per process: `mkdocs serve` shows a failing block in its page and goes on;
     # `mkdocs build` (make build, mike under make publish, CI) fails on it.
-    state.PROCESS.started(command)
+    state.PROCESS.serving = command == "serve"
     if command == "serve":  # a notebook still running when a rebuild ends asks for another
         state.PROCESS.rebuild = serve_staging.rebuild_soon
 
@@ -54,12 +53,12 @@ def on_config(config):
             "set mkdocs-jupyter's execute to false: hooks/execution.py runs notebooks"
         )
     build = state.start(Path(config.config_file_path).parent, config)
-    runner.install_formatters(build)  # a serve rebuild puts its own build's in place
+    sessions.install_formatters(build)  # a serve rebuild puts its own build's in place
     return config
 
 
 def on_pre_build(config):
-    runner.drop_examples_modules()  # `mkdocs serve`: the next import reads examples/ afresh
+    state.drop_examples_modules()  # `mkdocs serve`: the next import reads examples/ afresh
 
 
 def on_files(files, config):
@@ -189,6 +188,6 @@ def _end_workers():
     # Nothing a block started outlives the build: every session's worker ends with its process
     # group. `mkdocs serve` keeps the spare (no block has run in it) for the next rebuild.
     if state.PROCESS.serving:
-        state.PROCESS.workers.close_sessions()
+        state.PROCESS.executor.close_sessions()
     else:
-        state.PROCESS.workers.close()
+        state.PROCESS.executor.close()

@@ -63,6 +63,6 @@ def with_own_workers(tmp_path: Path, monkeypatch) -> Iterator:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "store"))
     monkeypatch.setenv(FRESH_ENV, "")
     monkeypatch.delenv(executor.START_ENV, raising=False)
-    monkeypatch.setattr(state.PROCESS, "workers", executor.LocalExecutor())
+    monkeypatch.setattr(state.PROCESS, "executor", executor.LocalExecutor())
     yield state.start(ROOT)
-    state.PROCESS.workers.close()
+    state.PROCESS.executor.close()

@@ -368,7 +368,7 @@ def a_build(tmp_path, monkeypatch):
     build = state.start(ROOT)
     build.page = "page.md"
     yield build
-    state.PROCESS.workers.close()
+    state.PROCESS.executor.close()
 
 
 # Each step of the build's handling of a block and its output, after its worker has run it.
@@ -393,7 +393,7 @@ def test_a_fault_planted_in_each_step_of_the_handling_fails_the_block_named(
 
     import markdown
 
-    from build_support.execution import runner
+    from build_support.execution import sessions
 
     def planted(*args, **kwargs):
         raise RuntimeError("planted")
@@ -401,7 +401,7 @@ def test_a_fault_planted_in_each_step_of_the_handling_fails_the_block_named(
     monkeypatch.setattr(importlib.import_module(where), step, planted)
     options = {"code": "print('hi')", "id": "b", "extra": {}, "md": markdown.Markdown()}
     with pytest.raises(guard.BlockFailed) as failed:
-        runner.formatter(a_build)(**options)
+        sessions.formatter(a_build)(**options)
     said = "page page.md, block 'b' failed: the build could not handle its output: RuntimeError"
     assert said in str(failed.value)
 

@@ -274,7 +274,7 @@ def test_a_block_runs_in_its_sessions_worker_and_its_failure_is_raised(caplog):
     finally:
         session.close()
         alone.close()
-        state.PROCESS.workers.close()
+        state.PROCESS.executor.close()
     assert caplog.records == []  # nothing logged for guard to recover
 
 
@@ -285,7 +285,7 @@ def test_a_blocks_path_from_markdown_exec_to_its_workers_reply_is_at_most_10_fra
 
     import markdown
 
-    from build_support.execution import runner
+    from build_support.execution import sessions
 
     depths = []
 
@@ -304,8 +304,8 @@ def test_a_blocks_path_from_markdown_exec_to_its_workers_reply_is_at_most_10_fra
     build = state.start(ROOT)
     build.page = "page.md"
     monkeypatch.setattr(build, "take_worker", lambda timed=False, first_code="": Worker())
-    format_python = runner.formatter(build)
+    format_python = sessions.formatter(build)
     format_python(code="print(1)", id="alone", extra={}, md=markdown.Markdown())
-    build.sessions[("page.md", "s")] = state.Session()
+    build.sessions[("page.md", "s")] = state.Session(name="s")
     format_python(code="print(2)", id="in", extra={}, md=markdown.Markdown(), session="s")
     assert len(depths) == 2 and max(depths) <= 10, depths

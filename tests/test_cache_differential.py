@@ -23,7 +23,7 @@ import pytest
 from build_support.caching.cache import ExecutionCache
 from build_support.caching.check_cache import check
 from build_support.caching.store import FileStore
-from build_support.execution import runner, sessions, state
+from build_support.execution import sessions, state
 from testkit.project import ROOT
 from testkit.small_site import site_config
 
@@ -305,7 +305,9 @@ def test_a_session_that_disagrees_with_its_entry_is_shown_from_one_run(tmp_path,
         build = state.start(ROOT)
         build.page = "page.md"
         sessions.read_sessions(build, "page.md", markdown)
-        html = "".join(runner.format_block(build, {"code": code, "session": "s"}) for code in codes)
+        html = "".join(
+            sessions.format_block(build, {"code": code, "session": "s"}) for code in codes
+        )
         html = sessions.fill_sessions(build, "page.md", html)
         return html, [(run.ran, run.reasons) for run in build.runs]
 

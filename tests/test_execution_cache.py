@@ -339,19 +339,19 @@ def a_build(tmp_path, monkeypatch):
 def test_a_failing_block_is_never_stored(a_build, monkeypatch):
     import markdown
 
-    from build_support.execution import runner, sessions, state
+    from build_support.execution import sessions, state
 
     # As under mkdocs serve, where a failure shows in the page and the build goes on (elsewhere
     # it fails the build: tests/test_block_guard.py); markdown-exec's base_format runs it.
     monkeypatch.setattr(state.PROCESS, "serving", True)
     block = {"code": "raise ValueError", "id": "broken", "extra": {}, "md": markdown.Markdown()}
     for _ in range(2):
-        runner.format_block(a_build, dict(block))
+        sessions.format_block(a_build, dict(block))
     assert [(run.ran, run.reasons) for run in a_build.runs] == [(True, ["no cache entry"])] * 2
 
     monkeypatch.setattr(sessions, "render", lambda execution, **o: "<p>fine</p>")
     for _ in range(2):
-        runner.format_block(a_build, dict(block))
+        sessions.format_block(a_build, dict(block))
     assert [run.ran for run in a_build.runs[2:]] == [True, False]
 
 

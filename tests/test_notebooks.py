@@ -53,17 +53,17 @@ def test_a_timed_block_waits_for_the_notebooks_and_others_do_not(a_notebook_stil
 def test_cells_done_is_set_after_the_last_cell_and_also_when_a_cell_fails(tmp_path):
     good = tmp_path / "good.py"
     good.write_text("# %%\nx = 1\n\n# %% [markdown]\n# text\n\n# %%\nprint(x + 1)\n")
-    cells_done = threading.Event()
-    notebook, seconds = notebooks.execute_notebook(good, "", cells_done)
-    assert cells_done.is_set() and seconds > 0
+    run = notebooks.NotebookRun("good.py", result=None)
+    notebook, seconds = notebooks.execute_notebook(good, "", run)
+    assert run.cells_done.is_set() and seconds > 0
     assert notebook.cells[-1].outputs[0]["text"] == "2\n"
 
     bad = tmp_path / "bad.py"
     bad.write_text("# %%\nx = 1\n\n# %%\nraise ValueError('broken cell')\n")
-    cells_done = threading.Event()
+    run = notebooks.NotebookRun("bad.py", result=None)
     with pytest.raises(notebooks.NotebookError, match=r"bad.py: cell 2 \(raise ValueError"):
-        notebooks.execute_notebook(bad, "", cells_done)
-    assert cells_done.is_set()
+        notebooks.execute_notebook(bad, "", run)
+    assert run.cells_done.is_set()
 
 
 def test_the_kernel_is_reached_over_unix_sockets_removed_after_the_run(tmp_path, capfd):
@@ -73,7 +73,7 @@ def test_the_kernel_is_reached_over_unix_sockets_removed_after_the_run(tmp_path,
         "# %%\nimport json\nfrom ipykernel import get_connection_info\n"
         "info = json.loads(get_connection_info())\nprint(info['transport'], info['ip'])\n"
     )
-    ran, _ = notebooks.execute_notebook(notebook, "", threading.Event())
+    ran, _ = notebooks.execute_notebook(notebook, "", notebooks.NotebookRun("where.py", None))
     transport, ip = ran.cells[0].outputs[0]["text"].split()
     assert transport == "ipc" and os.path.isabs(ip)
     assert not os.path.exists(os.path.dirname(ip))  # the sockets' folder, gone with the kernel
@@ -84,7 +84,7 @@ def test_a_hanging_cell_fails_naming_the_notebook_and_the_cell(tmp_path):
     hangs = tmp_path / "hangs.py"
     hangs.write_text("# %%\nx = 1\n\n# %%\nimport time\ntime.sleep(600)\n")
     with pytest.raises(notebooks.NotebookError) as error:
-        notebooks.execute_notebook(hangs, "", threading.Event(), timeout_s=2)
+        notebooks.execute_notebook(hangs, "", notebooks.NotebookRun("hangs.py", None), 2)
     assert "hangs.py: cell 2 (import time) did not finish within 2 s" in str(error.value)
 
 

@@ -69,7 +69,7 @@ def run(build, first: str, then: str = "", package: str = "examples", version: s
     last, as JSON, and its last reply."""
     limits = executor.Limits(2**20, 2**32, "test")
     package_dir = os.path.dirname(sys.modules[package].__file__)
-    worker = state.PROCESS.workers.take(limits, package, package_dir, None, first, version)
+    worker = state.PROCESS.executor.take(limits, package, package_dir, None, first, version)
     try:
         reply = worker.run(first, "first", False, 60)
         if then:
@@ -82,7 +82,7 @@ def run(build, first: str, then: str = "", package: str = "examples", version: s
 def test_a_session_that_imports_the_package_first_is_forked_from_the_package_template(build):
     __import__("examples")
     seen, _ = run(build, "from examples import BATCH", LOOK % "examples")
-    held = state.PROCESS.workers
+    held = state.PROCESS.executor
     assert held.package_template is not None and held.template is not None
     assert seen["parent"] == held.package_template.process.pid != held.template.process.pid
     assert seen["group"] != held.package_template.process.pid  # a group of its own
@@ -97,7 +97,7 @@ def test_a_new_version_of_the_package_gets_a_new_package_template(build):
     first, _ = run(build, "import examples", LOOK % "examples", version="v1")
     second, _ = run(build, "import examples", LOOK % "examples", version="v2")
     assert first["parent"] != second["parent"]
-    assert second["parent"] == state.PROCESS.workers.package_template.process.pid
+    assert second["parent"] == state.PROCESS.executor.package_template.process.pid
 
 
 def plant(tmp_path, monkeypatch, name: str, source: str) -> None:
@@ -127,7 +127,7 @@ def backend_report():
 def test_what_the_package_read_at_import_is_among_each_blocks_reads(build, tmp_path, monkeypatch):
     plant(tmp_path, monkeypatch, "reads_at_import", READS)
     seen, reply = run(build, "import reads_at_import", LOOK % "reads_at_import", "reads_at_import")
-    assert seen["parent"] == state.PROCESS.workers.package_template.process.pid
+    assert seen["parent"] == state.PROCESS.executor.package_template.process.pid
     assert str(tmp_path / "planted" / "reads_at_import" / "data.txt") in reply["read"]
 
 
@@ -153,7 +153,7 @@ def test_a_package_whose_import_cannot_be_kept_is_imported_by_each_worker_said_o
     (tmp_path / "planted" / name / "__init__.py").write_text(source)
     limits = executor.Limits(2**20, 2**32, "test")
     package_dir = str(tmp_path / "planted" / name)
-    held = state.PROCESS.workers
+    held = state.PROCESS.executor
     with caplog.at_level(logging.INFO, logger="mkdocs.hooks.execution"):
         for _ in range(2):
             worker = held.take(limits, name, package_dir, None, f"import {name}", "v1")

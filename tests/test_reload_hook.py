@@ -1,5 +1,5 @@
 """Re-importing ``examples`` at each build: after it, an edit to the package shows at the next
-import (``mkdocs serve``). Done by hooks/execution.py with ``build_support.execution.runner``."""
+import (``mkdocs serve``). Done by hooks/execution.py with ``build_support.execution.state``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from build_support.execution import runner
+from build_support.execution import state
 from testkit.hooks import load_hook
 from testkit.project import ROOT
 
@@ -26,7 +26,7 @@ def real_package_restored():
         if name == "examples" or name.startswith("examples.")
     }
     yield
-    runner.drop_examples_modules()
+    state.drop_examples_modules()
     sys.modules.update(saved)
 
 
@@ -39,7 +39,7 @@ def edited_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, real_package
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "scoring.py").write_text("VERSION = 'before the edit'\n")
-    runner.drop_examples_modules()
+    state.drop_examples_modules()
     importlib.invalidate_caches()
     return package
 
@@ -55,7 +55,7 @@ def test_an_edit_shows_only_after_the_hook(edited_package):
 
 def test_the_hook_drops_the_package_and_its_submodules_only(real_package_restored):
     importlib.import_module("examples.scoring")
-    dropped = runner.drop_examples_modules()
+    dropped = state.drop_examples_modules()
     assert "examples" in dropped
     assert "examples.scoring" in dropped
     assert all(name == "examples" or name.startswith("examples.") for name in dropped)

@@ -190,7 +190,7 @@ def until(condition, seconds: float = 10.0) -> None:
 
 def test_jobs_run_side_by_side_each_in_a_worker_of_its_own_closed_after(run_ahead):
     first, second = job("a", "0.4"), job("b", "0.4", "0.1")
-    run_ahead.add(first, None)
+    run_ahead.add(first, "alone")
     run_ahead.add(second, "s")
     replies = claim(run_ahead, first)
     assert replies.run("0.4", "a-0", False, 60.0)["output"] == "a-0 ran\n"
@@ -203,12 +203,12 @@ def test_jobs_run_side_by_side_each_in_a_worker_of_its_own_closed_after(run_ahea
 
 def test_a_timed_block_runs_alone(run_ahead):
     running = job("a", "0.5")
-    run_ahead.add(running, None)
+    run_ahead.add(running, "alone")
     until(lambda: run_ahead.running == 1)
     with run_ahead.paused():
         paused_from = time.monotonic()
         queued = job("b", "0.1")
-        run_ahead.add(queued, None)
+        run_ahead.add(queued, "alone")
         time.sleep(0.3)
         paused_to = time.monotonic()
         assert queued.results == [] and run_ahead.running == 0  # none starts during a timing
@@ -220,9 +220,9 @@ def test_a_timed_block_runs_alone(run_ahead):
 def test_a_page_runs_a_job_itself_when_it_had_not_started(run_ahead):
     busy = [job(page, "0.5") for page in "ab"]  # the pool's two threads
     for each in busy:
-        run_ahead.add(each, None)
+        run_ahead.add(each, "alone")
     waiting = job("c", "0.1")
-    run_ahead.add(waiting, None)  # queued behind them: not started
+    run_ahead.add(waiting, "alone")  # queued behind them: not started
     assert claim(run_ahead, waiting) is None and waiting.future.cancelled()
     for each in busy:
         each.future.result(timeout=5)
@@ -234,7 +234,7 @@ def test_a_page_runs_a_job_itself_when_it_had_not_started(run_ahead):
 def test_a_failure_ahead_is_the_blocks_in_its_pages_turn(run_ahead):
     failing, broken = job("a", "0.1", "fail"), job("b", "broken")
     run_ahead.add(failing, "s")
-    run_ahead.add(broken, None)
+    run_ahead.add(broken, "alone")
     replies = claim(run_ahead, failing)
     replies.run("0.1", "a-0", False, 60.0)
     with pytest.raises(BlockError, match="ZeroDivisionError"):
@@ -245,7 +245,7 @@ def test_a_failure_ahead_is_the_blocks_in_its_pages_turn(run_ahead):
 
 def test_replies_are_only_for_what_ran(run_ahead):
     ran = job("a", "0.1")
-    run_ahead.add(ran, None)
+    run_ahead.add(ran, "alone")
     replies = claim(run_ahead, ran)
     assert not replies.ran_next({"code": "0.1", "id": "other"})
     with pytest.raises(RuntimeError, match="other than it ran ahead"):
@@ -255,7 +255,7 @@ def test_replies_are_only_for_what_ran(run_ahead):
 def test_stop_drops_what_is_queued(run_ahead):
     queued = [job(page, "0.2") for page in "abcdef"]
     for each in queued:
-        run_ahead.add(each, None)
+        run_ahead.add(each, "alone")
     until(lambda: run_ahead.running == 2)
     run_ahead.stop()
     until(lambda: run_ahead.running == 0)

@@ -31,7 +31,7 @@ def session(build, *codes: str, timed: bool = False) -> list[dict]:
 def test_an_untouched_worker_says_where_it_ran_as_computed_without_starting_jax(build):
     computed, started = session(build, NO_JAX, BACKENDS)  # the first computes it
     assert started["output"].strip() != "0"
-    template = state.PROCESS.workers.package_template
+    template = state.PROCESS.executor.package_template
     assert template is not None and len(template.untouched_answers) == 1
     handed, backends = session(build, NO_JAX, BACKENDS)  # the next is handed it
     assert backends["output"].strip() == "0"  # no backend was started for the label

@@ -44,7 +44,7 @@ def look(build, timed: bool = False, code: str = LOOK) -> tuple[dict, dict]:
 def test_a_worker_is_forked_from_a_template_that_holds_no_course_code_and_no_backend(build):
     first, _ = look(build)
     second, _ = look(build)
-    template = state.PROCESS.workers.template
+    template = state.PROCESS.executor.template
     assert template is not None
     for seen in (first, second):
         assert seen["parent"] == template.process.pid != os.getpid()  # forked from the template
@@ -76,7 +76,7 @@ def test_a_forked_workers_end_is_said_with_its_status_and_its_group_killed(build
     )
     sleeper = int(started["output"])
     child.close()
-    state.PROCESS.workers.close()  # the template goes too: it reaps what it forked
+    state.PROCESS.executor.close()  # the template goes too: it reaps what it forked
     assert gone(sleeper)
 
 
@@ -101,7 +101,7 @@ def test_with_spawn_forced_workers_are_fresh_interpreters_and_the_log_says_so_on
         first, _ = look(build)
         second, _ = look(build)
     assert first["parent"] == second["parent"] == os.getpid()  # the build's own children
-    assert state.PROCESS.workers.template is None
+    assert state.PROCESS.executor.template is None
     logged = [r.getMessage() for r in caplog.records if "fresh interpreters" in r.getMessage()]
     assert logged == [
         f"Workers start as fresh interpreters, not forked warm: {executor.START_ENV}=spawn"
@@ -152,15 +152,15 @@ def test_the_compilation_cache_is_pruned_oldest_first_past_its_limit(tmp_path):
 
 def test_a_template_whose_read_ahead_files_changed_is_not_forked_from_again(build, tmp_path):
     look(build)
-    template = state.PROCESS.workers.template
+    template = state.PROCESS.executor.template
     # What importing ahead read outside Python's own files and the user's caches (none, where
     # matplotlib reads only its own rc file and its font list): one planted, since changed.
     seen = tmp_path / "matplotlibrc"
     seen.write_text("a setting")
     template.read_ahead[str(seen)] = (0, 0)  # as if importing ahead had read it, since changed
     first, _ = look(build)
-    assert state.PROCESS.workers.template is not template
-    assert first["parent"] == state.PROCESS.workers.template.process.pid
+    assert state.PROCESS.executor.template is not template
+    assert first["parent"] == state.PROCESS.executor.template.process.pid
 
 
 def test_a_template_fits_the_builds_variables_as_a_worker_spawned_now_would_hold_them():
@@ -188,13 +188,13 @@ def test_a_template_fits_the_builds_variables_as_a_worker_spawned_now_would_hold
 
 def test_a_variable_the_build_sets_since_starts_a_new_template(build, monkeypatch):
     look(build)
-    template = state.PROCESS.workers.template
+    template = state.PROCESS.executor.template
     look(build)
-    assert state.PROCESS.workers.template is template  # nothing changed: the same one
+    assert state.PROCESS.executor.template is template  # nothing changed: the same one
     monkeypatch.setenv("COURSE_TEST_VARIABLE", "1")
     seen, _ = look(build)
-    assert state.PROCESS.workers.template is not template
-    assert seen["parent"] == state.PROCESS.workers.template.process.pid
+    assert state.PROCESS.executor.template is not template
+    assert seen["parent"] == state.PROCESS.executor.template.process.pid
 
 
 def test_a_spare_spawned_before_a_variable_changed_is_not_used(build, monkeypatch):

@@ -1,24 +1,15 @@
 """JAX's persistent compilation cache for the workers: a shape one worker compiled is loaded,
 not compiled again, by the next worker and the next build.
 
-Where: ``jax-compilation/<machine>/`` in the build's cache folder (the ``cache_dir`` setting,
-``.cache/``), ``<machine>`` a digest of what a compiled program may depend on beyond what JAX
-itself keys on: JAX's and jaxlib's versions, the Python, the processor (its model and feature
-flags: XLA compiles for the host's instruction set) and the ``XLA_FLAGS``/``JAX_*`` variables.
-Inside it JAX keys each entry itself, by a hash of the program (its HLO), the compile options,
-the devices, the backend and its version, and the flags that change compiling.
+Where: ``jax-compilation/<machine>/`` in the build's cache folder, ``<machine>`` a digest of what
+a compiled program may depend on beyond JAX's own key (``machine_key``); inside it JAX keys each
+entry by the program (its HLO), the compile options, the devices and the backend.
 
-Why it can only save time: an entry holds the executable the same compiler made from the same
-program for the same machine, and XLA's compiling is deterministic; an entry JAX cannot read
-(a worker killed while writing it) is compiled again, with a warning. It is not used:
-
-- by a timed block's worker (``timed="yes"``, or a session holding one): the page reports how
-  long compiling takes, which a load from the cache would not be;
-- under ``FRESH=1`` (``make build FRESH=1``, ``make publish``, check-cache's fresh side),
-  which reuses nothing from an earlier build: the workers of that build share a folder of
-  their own, removed when the build's process ends.
-
-The files JAX reads and writes in it are not a block's reads (``reads.py``): they are in no key.
+It can only save time: an entry holds what the same deterministic compiler made from the same
+program for the same machine, and one JAX cannot read (a worker killed while writing it) is
+compiled again. Not used by a timed block's worker (the page reports how long compiling takes),
+nor under ``FRESH=1``, which reuses nothing: that build's workers share a folder of their own,
+removed when its process ends. JAX's files in it are in no block's reads (``outside``).
 """
 
 from __future__ import annotations
@@ -40,15 +31,16 @@ from ..caching.store import prune_least_used
 FOLDER = "jax-compilation"
 LIMIT_BYTES = 100 * 2**20
 """Past it, ``prune`` deletes the oldest entries when a build takes the folder. Not JAX's own
-bound (``jax_compilation_cache_max_size``): it needs the filelock package, which the project
-does not install, and takes that lock around every entry every worker reads or writes, where
-this prune runs once per build."""
+bound (``jax_compilation_cache_max_size``): it needs filelock, which the project does not
+install, and locks every entry every worker reads or writes; this runs once per build."""
 _fresh: list[str] = []  # the folder of a FRESH=1 process, made once
 _FRESH_MADE = threading.Lock()
 
 
 def machine_key() -> str:
-    """What a compiled program depends on that JAX's own key may leave out (module docstring)."""
+    """What a compiled program may depend on that JAX's own key leaves out: JAX's and jaxlib's
+    versions, the Python, the processor (XLA compiles for its instruction set) and the
+    ``XLA_*``/``JAX_*`` variables."""
     from importlib.metadata import version
 
     cpu = ""
@@ -82,9 +74,8 @@ def directory(cache_dir: Path, fresh: bool) -> str:
 
 
 def prune(folder: Path, limit_bytes: int = LIMIT_BYTES) -> int:
-    """The store's pruner on ``folder`` (every machine's entries): the oldest written go first
-    past ``limit_bytes``; how many. A worker that misses one compiles again: pruning can only
-    cost time."""
+    """The store's pruner on ``folder`` (every machine's entries), past ``limit_bytes``; how
+    many it deleted. A worker that misses one compiles again: pruning can only cost time."""
     found = []
     for path in folder.rglob("*") if folder.is_dir() else ():
         with contextlib.suppress(OSError):

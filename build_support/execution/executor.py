@@ -1,23 +1,21 @@
-"""Where every executed block runs: a worker process per session, never the build's interpreter,
-under limits the build enforces; how a session gets its worker (``Executor``, ``LocalExecutor``).
+"""Where every executed block runs, and how a session gets its worker (``Executor``,
+``LocalExecutor``).
 
-A block in the build's own process could reach the build: change JAX's settings for later
-pages, patch a function the build calls, change the working folder, start threads and processes
-that outlive it, cancel the build's timer, end the process. So each session (a block with no
-session is a session of its own) runs in a ``Worker``, a process running ``worker.py`` in a
-process group of its own; the build hands it one block at a time and waits on its pipes,
-holding nothing (under ``mkdocs serve`` other pages keep answering). A worker never runs two
-sessions' code: the build kills its whole process group (threads, forks, subprocesses) when the
-session ends, and at the end of every build. A rebuild that runs no block starts none.
+A block in the build's own process could reach the build (JAX's settings for later pages, a
+function the build calls, the working folder, threads and processes that outlive it, the
+process's end), so each session (a block alone is a session of its own) runs in a ``Worker``, a
+process in a group of its own, handed one block at a time and waited on holding nothing (under
+``mkdocs serve`` other pages keep answering). Its whole group is killed when its session ends
+and at the end of every build: it never runs two sessions' code. A rebuild that runs no block
+starts none.
 
-The limits (their values are here) are enforced while the block runs, where it cannot reach them:
-time: past its limit the worker is asked where it is (``WHERE_SIGNAL``; a block that ignores it
-is not waited for), then its group is killed; output: the worker stops itself once ``print``
-passes ``MAX_OUTPUT_BYTES``, and the build bounds the replies and the stdout/stderr it forwards,
-so its own memory stays small; memory: the resident memory of the worker and its descendants,
-read every ``POLL_S``, past ``memory_limit_gib`` kills the group. Any other way a worker ends
-(``os._exit``, a signal, a crash) is the block's failure, named with its status. A notebook's
-kernel gets the same three limits (``kernel_limits.py``).
+The limits are enforced here, where the block cannot reach them: time (past it the worker is
+asked where it is, ``WHERE_SIGNAL``, not waited for, then killed); output (the worker stops
+itself once ``print`` passes ``MAX_OUTPUT_BYTES``; the build bounds the replies and the
+stdout/stderr it forwards, so its own memory stays small); memory (the worker's and its
+descendants', read every ``POLL_S``). Any other end of a worker (``os._exit``, a signal, a
+crash) is the block's failure, named with its status. A notebook's kernel gets the same three
+limits (``notebooks.KernelLimits``).
 
 On Linux a worker is forked from the template process (``template.py``): milliseconds, where an
 interpreter importing JAX takes seconds. Elsewhere (macOS: forking a process that has loaded
@@ -25,13 +23,10 @@ NumPy's or JAX's libraries is unsafe), with ``COURSE_WORKER_START=spawn``, or wh
 cannot fork safely, each is a fresh interpreter, the log says why once, and one is spawned
 ahead of need, the *spare* (``parallel_blocks.py --run forked --pages 1`` with spawn forced:
 29.6 s with it, 46.0 s without, medians of 4 in turns on a loaded 2-core machine, 2026-12).
-Either way the build makes the worker's three pipes and ``Worker`` treats both
-through ``WorkerProcess``.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import logging
@@ -47,8 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
 from . import process_tree
-from .template import Spawned, Template, Unusable, imports_package_first, variables
-from .worker import BOOT, HEADER_SIZE, WHERE_SIGNAL, frame_length, send
+from .template import Forked, Spawned, Template, Unusable, imports_package_first, variables
+from .worker import HEADER_SIZE, START_TIMEOUT_S, WHERE_SIGNAL, frame_length, send
 
 # The slowest block takes ~1.2 s (a fresh build of a 2-core machine), the largest output is
 # ~20 KB of HTML: both limits leave room for a slower machine and a bigger chart.
@@ -56,37 +51,13 @@ DEFAULT_TIMEOUT_S = 60.0  # the same as a notebook cell's default (the setting c
 MAX_OUTPUT_BYTES = 1024 * 1024
 MEMORY_SETTING = "memory_limit_gib in mkdocs.yml's extra.build"
 OUTPUT_SETTING = "MAX_OUTPUT_BYTES in build_support/execution/executor.py"
-TIMEOUT_OPTION = "timeout"  # ```python exec="on" id="slow" timeout="120"
 TIMEOUT_HINT = f'default {DEFAULT_TIMEOUT_S:g} s; the fence option timeout="120" sets another'
 POLL_S = 0.1  # how often a running block's memory is read
 WHERE_WAIT_S = 1.0  # past its time limit, how long a block's worker may take to say where it is
-START_TIMEOUT_S = 300.0  # a worker that has not imported jax by then is stuck
 REPLY_SLACK_BYTES = 1024 * 1024  # a reply's JSON beside the output it carries
 START_ENV = "COURSE_WORKER_START"  # "spawn": every worker a fresh interpreter (as on macOS)
 _READ_SIZE = 65536
 log = logging.getLogger("mkdocs.hooks.execution")
-
-
-def timeout_s(value: str | None) -> float | str:
-    """A block's time limit in seconds (its ``timeout`` option), or what is wrong with it."""
-    if value is None:
-        return DEFAULT_TIMEOUT_S
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        return f'timeout="{value}": expected a number of seconds greater than 0'
-    return seconds
-
-
-def terminal_error(message: str) -> None:
-    """An error line in MkDocs' own layout, on stderr, outside its strict-mode warning count
-    (used where the build goes on, or cannot report it itself)."""
-    first, *rest = message.splitlines()
-    continued = "".join(f"{' ' * 11}{line}\n" for line in rest)  # as mkdocs indents them
-    sys.stderr.write(f"{'ERROR':<8}-  {first}\n{continued}")
-    sys.stderr.flush()
 
 
 class BlockError(Exception):
@@ -133,140 +104,107 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-class WorkerProcess(Protocol):
-    """A worker's process as the build sees it: ``template.Forked`` or ``template.Spawned``."""
-
-    pid: int
-
-    def poll(self) -> int | None: ...
-
-    def wait(self, timeout: float) -> int: ...
-
-    def reap(self) -> None: ...
-
-    def keep_untouched_answer(self, answer: dict[str, Any]) -> None: ...
-
-
 @dataclass
 class Worker:
     """One worker process and its pipes, seen from the build."""
 
     limits: Limits
-    process: WorkerProcess
+    process: Spawned | Forked
     requests: BinaryIO  # the pipe the build writes requests to
-    replies: int  # the file descriptor the build reads replies from
-    output: int  # the file descriptor the build reads the worker's stdout and stderr from
+    replies: int  # the descriptor the build reads replies from
+    console: int  # the descriptor the build reads the worker's stdout and stderr from
     buffer: bytearray = field(default_factory=bytearray)
     console_size: int = 0
-    ready: bool = False
-    subreaper: bool = True  # its descendants stay below it (process_tree.keep_descendants)
+    subreaper: bool | None = None  # once ready: its descendants stay below it (process_tree)
     block_id: str = ""  # the last block it ran
     ended: str = ""  # why it can run no more blocks
-    closed: bool = False
     memory_read_at: float = 0.0  # time.monotonic() when its memory was last read
-    closing: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def alive(self) -> bool:
-        return not self.ended and self.process.poll() is None
-
-    def wait_ready(self) -> None:
-        """Until the worker has imported ahead and said so; ``BlockError`` if it cannot."""
-        if not self.ready:
-            ready = self._wait("ready", time.monotonic() + START_TIMEOUT_S, None)
-            self.ready, self.subreaper = True, ready.get("subreaper", True)
+    # Held for good by its first ``close``: the build's end may close it while a run-ahead
+    # thread does, and a descriptor closed twice may close another worker's, opened since.
+    closed: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]:
         """Run one block; its reply (``done``), or ``BlockError`` saying why it failed."""
         if self.ended:
             raise BlockError(f"its session's worker had ended at an earlier block: {self.ended}")
-        self.wait_ready()
+        if self.subreaper is None:  # until it has imported ahead
+            self.subreaper = self._wait("ready", START_TIMEOUT_S, None).get("subreaper", True)
         self.block_id = block_id
         try:
             send(self.requests, {"code": code, "id": block_id, "timed": timed})
         except OSError:
-            self._wait("done", time.monotonic() + 1.0, seconds)  # says how it ended
-        reply = self._wait("done", time.monotonic() + seconds, seconds)
+            self._wait("done", 1.0, seconds)  # says how it ended
+        reply = self._wait("done", seconds, seconds)
         answer = reply.pop("untouched_answer", None)  # worker.py: where an untouched one ran
         if answer is not None:
             self.process.keep_untouched_answer(answer)
         return reply
 
-    def _wait(self, kind: str, deadline: float, seconds: float | None) -> dict[str, Any]:
+    def _wait(self, kind: str, within: float, seconds: float | None) -> dict[str, Any]:
         """The next reply, read while the block's limits are checked every ``POLL_S``."""
+        deadline = time.monotonic() + within
         with selectors.DefaultSelector() as selector:
-            selector.register(self.replies, selectors.EVENT_READ, "replies")
-            selector.register(self.output, selectors.EVENT_READ, "console")
-            while True:
-                reply = self._next_reply()
-                if reply is not None:
-                    return self._answer(reply, kind)
+            selector.register(self.replies, selectors.EVENT_READ)
+            selector.register(self.console, selectors.EVENT_READ)
+            while (reply := self._next_reply()) is None:
+                if self.closed.locked():  # by another thread: the build's end
+                    raise BlockError(self.ended or "its session's worker was closed")
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._time_is_up(selector, seconds)
-                if "replies" in self._pump(selector, min(POLL_S, left)):
-                    self._fail(self._how_it_ended())
+                if self.replies in self._pump(selector, min(POLL_S, left)):
+                    raise self._failed(self._how_it_ended())
                 self._check_memory()
-
-    def _pump(self, selector: selectors.BaseSelector, timeout: float) -> set[str]:
-        """Read what the pipes hold within ``timeout``; the names of those that ended."""
-        ended = set()
-        for key, _ in selector.select(timeout):
-            if not self._read(key.data):
-                selector.unregister(key.fileobj)
-                ended.add(key.data)
-        return ended
-
-    def _answer(self, reply: dict[str, Any], kind: str) -> dict[str, Any]:
         if reply.get("kind") == kind:
             return reply
         if reply.get("kind") == "failed":
             raise BlockError(reply["summary"], reply.get("where", ""), reply.get("trace", ()))
         if reply.get("kind") == "output-limit":
-            self._fail(
+            raise self._failed(
                 f"its output passed the limit of {self.limits.max_output_bytes:,} bytes while "
                 f"it ran ({OUTPUT_SETTING}): stopped"
             )
-        self._fail(
-            f"its worker sent a reply the build does not know: {str(reply.get('kind'))[:80]!r}"
-        )
-        raise AssertionError  # unreachable: _fail raises
+        kind = str(reply.get("kind"))[:80]
+        raise self._failed(f"its worker sent a reply the build does not know: {kind!r}")
 
-    def _read(self, which: str) -> bool:
-        """Read what is there; False at the end of the pipe."""
-        try:
-            data = os.read(self.replies if which == "replies" else self.output, _READ_SIZE)
-        except BlockingIOError:
-            return True
-        if not data:
-            return False
-        if which == "replies":
-            self.buffer += data
-        else:
-            self._forward(data)
-        return True
+    def _pump(self, selector: selectors.BaseSelector, timeout: float) -> set[int]:
+        """Read what the pipes hold within ``timeout``, the replies kept, what the block wrote to
+        stdout or stderr forwarded to the build's stderr, bounded; the pipes that ended."""
+        ended = set()
+        for key, _ in selector.select(timeout):
+            try:
+                data = os.read(key.fd, _READ_SIZE)
+            except BlockingIOError:
+                continue
+            if not data:
+                selector.unregister(key.fd)
+                ended.add(key.fd)
+            elif key.fd == self.replies:
+                self.buffer += data
+            else:
+                self.console_size += len(data)
+                if self.console_size > self.limits.max_output_bytes:
+                    raise self._failed(
+                        f"it wrote more than {self.limits.max_output_bytes:,} bytes to stdout and "
+                        f"stderr ({OUTPUT_SETTING}): stopped"
+                    )
+                sys.stderr.write(data.decode("utf-8", "replace"))
+                sys.stderr.flush()
+        return ended
 
     def _next_reply(self) -> dict[str, Any] | None:
         if len(self.buffer) < HEADER_SIZE:
             return None
         length = frame_length(bytes(self.buffer[:HEADER_SIZE]))
         if length > self.limits.max_output_bytes * 6 + REPLY_SLACK_BYTES:  # JSON-escaped
-            self._fail(f"its worker sent a reply of {length:,} bytes, past any output limit")
+            raise self._failed(
+                f"its worker sent a reply of {length:,} bytes, past any output limit"
+            )
         if len(self.buffer) < HEADER_SIZE + length:
             return None
         data = bytes(self.buffer[HEADER_SIZE : HEADER_SIZE + length])
         del self.buffer[: HEADER_SIZE + length]
         return json.loads(data)
-
-    def _forward(self, data: bytes) -> None:
-        """What the block wrote to stdout or stderr, on the build's stderr, bounded."""
-        self.console_size += len(data)
-        if self.console_size > self.limits.max_output_bytes:
-            self._fail(
-                f"it wrote more than {self.limits.max_output_bytes:,} bytes to stdout and "
-                f"stderr ({OUTPUT_SETTING}): stopped"
-            )
-        sys.stderr.write(data.decode("utf-8", "replace"))
-        sys.stderr.flush()
 
     def _check_memory(self) -> None:
         # Every POLL_S, not after every read of its pipes: reading the memory of a process tree
@@ -279,11 +217,11 @@ class Worker:
         used = process_tree.resident_bytes(self.process.pid)  # subreaped: what it detached too
         if used > self.limits.memory_bytes:
             cap = memory_cap_said(self.limits.memory_bytes, self.limits.memory_setting)
-            self._fail(f"it used {used / 2**30:.1f} GiB, past {cap}")
+            raise self._failed(f"it used {used / 2**30:.1f} GiB, past {cap}")
 
     def _time_is_up(self, selector: selectors.BaseSelector, seconds: float | None) -> None:
         if seconds is None:
-            self._fail(f"its worker did not start within {START_TIMEOUT_S:g} s")
+            raise self._failed(f"its worker did not start within {START_TIMEOUT_S:g} s")
         where: dict[str, Any] = {}
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.process.pid, WHERE_SIGNAL)
@@ -310,20 +248,17 @@ class Worker:
             "its process: os._exit, or a crash)"
         )
 
-    def _fail(self, summary: str) -> None:
+    def _failed(self, summary: str) -> BlockError:
         self.close()
         self.ended = summary
-        raise BlockError(summary)
+        return BlockError(summary)
 
     def close(self) -> None:
-        """Kill the worker's whole process group (threads, forks, subprocesses) and reap it.
-        Once only: a descriptor closed twice may close another worker's, opened since."""
-        with self.closing:  # the build's end may close it while a run-ahead thread does
-            if self.closed:
-                return
-            self.closed = True
+        """Kill the worker's whole process group (threads, forks, subprocesses) and reap it."""
+        if not self.closed.acquire(blocking=False):
+            return
         process_tree.end_tree(self.process.pid)  # its group, and all it detached (setsid)
-        if not self.subreaper and self.block_id:
+        if self.subreaper is False and self.block_id:
             sys.stderr.write(
                 f"WARNING -  block {self.block_id!r}: {process_tree.NOT_KEPT}; any it left "
                 "running could not be ended\n"
@@ -331,7 +266,7 @@ class Worker:
         self.process.reap()
         with contextlib.suppress(OSError):
             self.requests.close()
-        for fd in (self.replies, self.output):
+        for fd in (self.replies, self.console):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.ended = self.ended or "its session's worker was closed"
@@ -355,53 +290,29 @@ class LazyWorker:
             self.worker.close()
 
 
-def _pipes() -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """(the worker's ends, the build's ends) of its requests, replies and console pipes."""
+def start(limits: Limits, config: dict, template: Template | None, version: str = "") -> Worker:
+    """A worker and its three pipes (requests, replies, console): forked from ``template``
+    (for the package at ``version``), or, with None, spawned, importing ahead itself."""
     requests, replies, console = os.pipe(), os.pipe(), os.pipe()
-    for read_end, _ in (replies, console):
-        os.set_blocking(read_end, False)
-    return (requests[0], replies[1], console[1]), (requests[1], replies[0], console[0])
-
-
-def _worker(limits: Limits, process: WorkerProcess, build_ends: tuple[int, int, int]) -> Worker:
-    requests, replies, console = build_ends
-    return Worker(limits, process, os.fdopen(requests, "wb"), replies, console)
-
-
-def _config(
-    limits: Limits, package: str, package_dir: str | None, cache: str | None, version: str = ""
-) -> dict:
-    return {
-        "package_version": version,  # the package's digest: what untouched answers are kept by
-        "sys_path": sys.path,
-        "cwd": os.getcwd(),
-        "max_output_bytes": limits.max_output_bytes,
-        "package": package,
-        "package_dir": package_dir,
-        "compile_cache": cache,
-    }
-
-
-def spawn(limits: Limits, package: str, package_dir: str | None, cache: str | None) -> Worker:
-    """A worker that is a fresh interpreter (``python -c BOOT``), importing ahead itself."""
-    worker_ends, build_ends = _pipes()
-    requests_fd, replies_fd, console_fd = worker_ends
-    config = _config(limits, package, package_dir, cache)
-    config |= {"requests_fd": requests_fd, "replies_fd": replies_fd}
-    fds = (requests_fd, replies_fd)
-    process = Spawned.start(BOOT, config, fds, stdout=console_fd, stderr=subprocess.STDOUT)
-    for fd in worker_ends:
-        os.close(fd)
-    return _worker(limits, process, build_ends)
-
-
-def how_workers_start() -> str:
-    """ "fork", or why workers are spawned here."""
-    if os.environ.get(START_ENV) == "spawn":
-        return f"{START_ENV}=spawn"
-    if sys.platform != "linux":
-        return f"forking a process that has loaded NumPy and JAX is unsafe on {sys.platform}"
-    return "fork"
+    theirs = (requests[0], replies[1], console[1])
+    ours = (requests[1], replies[0], console[0])
+    try:
+        if template is not None:
+            process: Spawned | Forked = template.fork(config, theirs, version)
+        else:
+            fds = {"requests_fd": requests[0], "replies_fd": replies[1]}
+            options = {"stdout": console[1], "stderr": subprocess.STDOUT}
+            process = Spawned.start(config | fds, theirs[:2], **options)
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    for fd in ours[1:]:
+        os.set_blocking(fd, False)
+    return Worker(limits, process, os.fdopen(ours[0], "wb"), ours[1], ours[2])
 
 
 @dataclass
@@ -415,13 +326,13 @@ class LocalExecutor:
     template: Template | None = None
     package_template: Template | None = None  # the template's child holding the package too
     package_checked: tuple[str, str] = ("", "")  # the package version tried, why it is unusable
-    spare: Worker | None = None
-    spare_started_with: tuple = ()  # the limits, package, cache and variables it was spawned with
+    spare: tuple[Worker, tuple] | None = None  # spawned ahead, and its limits, cache, variables
     running: list[Worker] = field(default_factory=list)
     retired: list[Template] = field(default_factory=list)  # closed once their workers end
     started_with: tuple = ()  # the package folder and sys.path the template and spare had
     spawned_because: str = ""  # why workers are spawned, once said
-    at_exit: bool = False
+    at_exit: bool = False  # its exit hook is registered
+    exiting: bool = False  # the interpreter is ending: no worker starts any more
     lock: threading.RLock = field(default_factory=threading.RLock)  # sessions start side by side
 
     def take(
@@ -433,16 +344,23 @@ class LocalExecutor:
         first_code: str = "",
         package_version: str = "",
     ) -> Worker:
-        """A worker for a new session whose first block is ``first_code``: forked from the
-        template (from the package template, for the package at ``package_version``, where that
-        block imports the package first), or spawned."""
+        """Forked from the template (from the package template, for the package at
+        ``package_version``, where ``first_code`` imports the package first), or spawned."""
+        config = {"sys_path": sys.path, "cwd": os.getcwd(), "compile_cache": cache}
+        config |= {"package": package, "package_dir": package_dir}
+        config |= {"max_output_bytes": limits.max_output_bytes}
         with self.lock:
+            if self.exiting:
+                raise BlockError("the build is stopping: no block starts")
             if not self.at_exit:  # an interrupted build too ends its workers
-                atexit.register(self.close)
+                # Ahead of the interpreter joining the run-ahead's threads, as concurrent.futures
+                # registers its own join (a private hook of threading's; atexit runs after it):
+                # a thread waiting on a block is freed by its worker's end, not its time limit.
+                threading._register_atexit(self._exit)
                 self.at_exit = True
             # A template that imported with another path or variables, or read files since
             # changed, is not what a worker spawned now would be; nor is a spare spawned with
-            # other variables:
+            # other limits or variables.
             wanted, now = (package_dir, tuple(sys.path)), variables()
             template = self.template
             if self.started_with != wanted or (
@@ -450,45 +368,41 @@ class LocalExecutor:
             ):
                 self._discard()
                 self.started_with = wanted
-            spare_for = (limits, package, cache, tuple(sorted(now.items())))
-            if self.spare is not None and self.spare_started_with != spare_for:
-                self.spare.close()
-                self.spare = None
-            worker = self._forked(limits, package, package_dir, cache, first_code, package_version)
+            worker = self._forked(limits, config, first_code, package_version)
             if worker is None:
-                worker = self.spare if self.spare and self.spare.alive() else None
-                worker = worker or spawn(limits, package, package_dir, cache)
-                self.spare = spawn(limits, package, package_dir, cache)  # the next starts warm
-                self.spare_started_with = spare_for
+                spare_for = (limits, package, cache, tuple(sorted(now.items())))
+                spare, spawned_for = self.spare or (None, ())
+                if spare and (spawned_for != spare_for or spare.process.poll() is not None):
+                    spare.close()
+                    spare = None
+                worker = spare or start(limits, config, None)
+                self.spare = (start(limits, config, None), spare_for)  # the next starts warm
             self.running.append(worker)
             return worker
 
-    def _forked(self, limits, package, package_dir, cache, first_code, version) -> Worker | None:
+    def _forked(self, limits: Limits, config: dict, first_code: str, version: str) -> Worker | None:
         """A worker forked from the template; None where workers are spawned (said once)."""
         if self.spawned_because:
             return None
-        worker_ends, build_ends = _pipes()
+        package, package_dir = config["package"], config["package_dir"]
         try:
-            if (why := how_workers_start()) != "fork":
-                raise Unusable(why)
+            if os.environ.get(START_ENV) == "spawn":
+                raise Unusable(f"{START_ENV}=spawn")
+            if sys.platform != "linux":
+                raise Unusable(
+                    f"forking a process that has loaded NumPy and JAX is unsafe on {sys.platform}"
+                )
             if self.template is None or self.template.process.poll() is not None:
                 self._discard()
                 self.template = Template.start(package_dir)
             template = self.template
             if package_dir and imports_package_first(first_code, package, template.modules):
                 template = self._with_package(package, package_dir, version) or template
-            config = _config(limits, package, package_dir, cache, version)
-            forked = template.fork(config, worker_ends)
+            return start(limits, config, template, version)
         except Unusable as unusable:
-            for fd in build_ends:
-                os.close(fd)
             self.spawned_because, self.template = str(unusable), None
             log.info("Workers start as fresh interpreters, not forked warm: %s", unusable)
             return None
-        finally:
-            for fd in worker_ends:
-                os.close(fd)
-        return _worker(limits, forked, build_ends)
 
     def _with_package(self, package: str, package_dir: str, digest: str) -> Template | None:
         """The package template for the package at version ``digest`` (made again after any
@@ -508,6 +422,11 @@ class LocalExecutor:
                 log.info("Workers import the course package themselves: %s", unusable)
         return self.package_template
 
+    def _exit(self) -> None:
+        with self.lock:
+            self.exiting = True
+        self.close()
+
     def close_sessions(self) -> None:
         with self.lock:
             running, self.running = self.running, []
@@ -519,7 +438,7 @@ class LocalExecutor:
 
     def _discard(self) -> None:
         if self.spare is not None:
-            self.spare.close()
+            self.spare[0].close()
             self.spare = None
         # Their running workers keep them until their session ends; the package template,
         # a child of the template, is closed first.

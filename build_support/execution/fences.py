@@ -1,11 +1,10 @@
-"""The one reader of a ``python exec`` fence. The plan (``plan.py``, before any page renders) and
-the page (``sessions.py``, markdown-exec's options, and each session's blocks read from the
-page's Markdown) read a fence here, so they cannot read one differently.
+"""The one reader of a ``python exec`` fence: the plan (``plan.py``, before any page renders) and
+the page (``sessions.py``) read a fence here, so they cannot read one differently.
 
 ``read`` finds each executed fence of a page's Markdown and reads its options with superfences'
 option pattern and markdown-exec's own validator, as the page will pass them to the formatter.
 The rest says what a fence's options mean: its id, whether it is a timing (``timed="yes"``), its
-time limit (``timeout``), its session, and its own part of the cache key.
+time limit (``timeout``), and its own part of the cache key.
 """
 
 from __future__ import annotations
@@ -16,9 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..caching.cache import canonical, digest
-from .executor import TIMEOUT_OPTION, timeout_s
+from ..caching.ingredients import expand_snippets
+from .executor import DEFAULT_TIMEOUT_S
 
 LANGUAGES = ("python", "py")  # markdown-exec's names for the language the build runs
+TIMEOUT_OPTION = "timeout"  # ```python exec="on" id="slow" timeout="120"
 NO_ID = "(no id)"
 """The id of a block whose fence has none, in the Build report, the record and its failures."""
 
@@ -63,6 +64,24 @@ def read(markdown: str, languages: tuple[str, ...] = LANGUAGES) -> Iterator[Fenc
         yield Fence(options | {"code": code}, match["header"].strip())
 
 
+def of_page(markdown: str, config: Any) -> list[tuple[str, list[Fence], bool]]:
+    """A page's executed fences by session: each one's name, fences, and whether it is a block
+    alone (a session of its own, named by its own digest); snippets expanded as the page will
+    show them (``config``: MkDocs'), so an edit to a snippet is in the key."""
+    plugin = config.plugins.get("markdown-exec") if config is not None else None
+    languages = LANGUAGES if plugin is None else plugin.config.languages  # those it executes
+    if config is not None and "--8<--" in markdown:
+        markdown = expand_snippets(markdown, config)
+    alone: list[tuple[str, list[Fence], bool]] = []
+    in_sessions: dict[str, list[Fence]] = {}
+    for fence in read(markdown, tuple(name for name in LANGUAGES if name in languages)):
+        if name := fence.options["session"]:
+            in_sessions.setdefault(name, []).append(fence)
+        else:
+            alone.append((own_digest(fence.options), [fence], True))
+    return alone + [(name, found, False) for name, found in in_sessions.items()]
+
+
 def block_id(options: dict[str, Any]) -> str:
     return options.get("id") or NO_ID
 
@@ -75,7 +94,16 @@ def is_timed(options: dict[str, Any]) -> bool:
 
 def timeout(options: dict[str, Any]) -> float | str:
     """The block's time limit in seconds (its ``timeout`` option), or what is wrong with it."""
-    return timeout_s((options.get("extra") or {}).get(TIMEOUT_OPTION))
+    value = (options.get("extra") or {}).get(TIMEOUT_OPTION)
+    if value is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        return f'timeout="{value}": expected a number of seconds greater than 0'
+    return seconds
 
 
 def own_ingredients(options: dict[str, Any]) -> dict[str, str]:

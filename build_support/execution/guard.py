@@ -1,24 +1,18 @@
 """A failing block says where it failed; under ``mkdocs serve`` it shows in its page.
 
-A block's rendering (``sessions.render``, its code run in a worker process under the limits of
-``executor.py``) runs inside ``failures``, which turns every way a block can fail into a
-``Failure``: whatever it raises, ``Exception`` or not (``SystemExit`` of any code too), a limit
-passed, its worker ended in any way, a bad ``timeout`` option, an output over
-``MAX_OUTPUT_BYTES`` once rendered. ``handling_failed`` does the same for a fault of the build's
-own handling of a block.
-
-What a failure does depends on the command (``state.PROCESS``, set at start-up):
-``mkdocs build`` (``make build``, ``make publish``, CI) raises ``BlockFailed``, which fails the
-build naming the page and the block; ``mkdocs serve`` shows the failure in the page in place of
-the block's output (``failure_html``), names it on the terminal, and goes on, so the author's
-tab reloads and shows it. A failed block is never stored in the cache, so the next good edit
-runs it again and clears the error.
+``failures`` turns every way a block's rendering can fail into a ``Failure``: whatever the block
+raises (``SystemExit`` of any code too), a limit passed, its worker ended, a bad ``timeout``, an
+output over ``MAX_OUTPUT_BYTES`` once rendered; ``handling_failed`` does the same for a fault of
+the build's own handling of a block. ``mkdocs build`` raises ``BlockFailed``, failing the build
+naming page and block; ``mkdocs serve`` shows the failure in place of the output, names it on
+the terminal, and goes on. A failed block is never stored, so the edit that fixes it clears it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import html
+import sys
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -65,9 +59,8 @@ class Outcome:
 
 @contextlib.contextmanager
 def failures(page: str, block_id: str, serving: bool) -> Iterator[Outcome]:
-    """Run one block's rendering inside: its ``BlockError``, or an output over
-    ``MAX_OUTPUT_BYTES``, is the block's failure, named. Raises ``BlockFailed``, or under
-    ``serving`` sets the outcome's HTML to the failure."""
+    """One block's rendering inside: its ``BlockError``, or an output over ``MAX_OUTPUT_BYTES``,
+    is the block's failure (``shown``)."""
     progress.note(f"page {page}, block {block_id!r}")
     outcome = Outcome()
     try:
@@ -87,9 +80,8 @@ def failures(page: str, block_id: str, serving: bool) -> Iterator[Outcome]:
 
 
 def handling_failed(page: str, block_id: str, error: BaseException, serving: bool) -> str:
-    """The build's own handling of a block (rendering, encoding, caching, describing its output)
-    raised ``error``: the block fails, named, as any failing block does. pymdownx.superfences
-    would otherwise swallow the exception and ship the fence as plain text, exit 0."""
+    """The build's own handling of a block raised ``error``: the block fails, named, where
+    pymdownx.superfences would swallow it and ship the fence as plain text, exit 0."""
     where = traceback.extract_tb(error.__traceback__)
     innermost = f" (in {Path(where[-1].filename).name}, line {where[-1].lineno})" if where else ""
     summary = f"the build could not handle its output: {_summary(error)}{innermost}"
@@ -97,16 +89,11 @@ def handling_failed(page: str, block_id: str, error: BaseException, serving: boo
 
 
 def shown(failure: Failure, serving: bool) -> str:
-    """The failure in the page, said on the terminal, under ``serving``; elsewhere it fails the
-    build (``BlockFailed``)."""
+    """Under ``serving``, the failure said on the terminal and shown in place of the block's
+    output (Material's failure callout); elsewhere it fails the build (``BlockFailed``)."""
     if not serving:
         raise BlockFailed(failure.message())
-    executor.terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
-    return failure_html(failure)
-
-
-def failure_html(failure: Failure) -> str:
-    """The failure in the page, in place of the block's output (Material's failure callout)."""
+    terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
     block_id = html.escape(failure.block_id)
     where = f"<p>at {html.escape(failure.where)}</p>\n" if failure.where else ""
     trace = ""
@@ -120,3 +107,12 @@ def failure_html(failure: Failure) -> str:
         "<p><em>Shown by <code>make serve</code>; <code>make build</code> fails on it. "
         "The next edit that fixes it clears this.</em></p>\n</div>"
     )
+
+
+def terminal_error(message: str) -> None:
+    """An error line in MkDocs' own layout, on stderr, outside its strict-mode warning count
+    (used where the build goes on, or cannot report it itself)."""
+    first, *rest = message.splitlines()
+    continued = "".join(f"{' ' * 11}{line}\n" for line in rest)  # as mkdocs indents them
+    sys.stderr.write(f"{'ERROR':<8}-  {first}\n{continued}")
+    sys.stderr.flush()

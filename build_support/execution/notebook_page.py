@@ -1,25 +1,20 @@
 """A notebook's page through the build: its run reused from the execution cache or started in
-the background (``start_notebooks``; the runs themselves: ``notebooks.py``), its page rendered by
-mkdocs-jupyter from the executed notebook or reused from the cache, and its run recorded as a
-``Run``.
+the background (``start_notebooks``; the runs: ``notebooks.py``), its page rendered by
+mkdocs-jupyter from the executed notebook or reused, and its run recorded as a ``Run``.
 
-A page is reused for the same executed notebook and the same plugin options (nbconvert compiles
-its templates on every call: half a second of every rebuild). mkdocs-jupyter (0.26) renders in
-a ``render`` method it puts on the page in its own ``on_pre_page``; that method converts the
-file at ``page.file.abs_src_path``, a name it reads from its closure, and has no parameter for
-another file. So the executed copy is rendered by pointing that attribute at it for the length
-of the call (``_rendered_from``). The other way, calling its ``convert.nb2html`` and its TOC
-reader ourselves, would copy its dozen options and its title rule: more of its internals, not
-fewer. mkdocs-jupyter's own cache stays off (``cache: false`` in mkdocs.yml): it keys on the
-source alone, not on the ``examples`` package.
+A page is reused for the same executed notebook and plugin options: nbconvert compiles its
+templates on every call, half a second of every rebuild. mkdocs-jupyter's ``render`` (put on the
+page by its ``on_pre_page``) converts the file at ``page.file.abs_src_path`` and takes no other,
+so that attribute points at the executed copy for the length of the call; calling its
+``convert.nb2html`` ourselves would copy its dozen options and its title rule. Its own cache
+stays off (``cache: false``): it keys on the source alone, not on the ``examples`` package.
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,8 +59,10 @@ def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_nam
         if running is not None and (found.entry is not None or running.key != found.key):
             running.cancel()  # done and stored, or its notebook or what it reaches changed
             notebooks.BACKGROUND.runs.pop(src_uri)
-        elif running is not None:
-            build.notebooks.take_over(running)
+        elif running is not None:  # the same key: this build takes that run over
+            build.notebooks.runs[src_uri] = running
+            if running.result.done():
+                notebooks.BACKGROUND.runs.pop(src_uri)  # its end is shown once
             continue
         if found.entry is not None:  # no kernel: the notebook comes from the cache
             run.ran, run.result = False, Future()
@@ -86,37 +83,35 @@ def still_running(build: BuildState, src_uri: str) -> bool:
     return build.notebooks.background and not run.result.done()
 
 
-def executed_notebook(build: BuildState, src_uri: str):
-    """The notebook of page ``src_uri`` with its outputs; a failed run fails the build."""
-    from mkdocs.exceptions import PluginError
-
-    run = build.notebooks.runs[src_uri]
-    try:
-        return run.result.result()
-    except Exception as error:  # a NotebookError names its cell in a line; another is shown whole
-        apart = " " if isinstance(error, notebooks.NotebookError) else "\n"
-        raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
-
-
 def render_notebook_page(build: BuildState, page, render: Callable, config, files) -> None:
     """Set the page's content, table of contents and title: reused, or rendered by
     mkdocs-jupyter's ``render`` from the executed notebook (written to the build's scratch
-    folder); under ``mkdocs serve``, while its run goes on, from its source, said so."""
+    folder); under ``mkdocs serve``, while its run goes on, from its source, said so. A failed
+    run fails the build."""
     import nbformat
+    from mkdocs.exceptions import PluginError
 
-    if still_running(build, page.file.src_uri):  # mkdocs serve: shown as it is, said so
+    src_uri = page.file.src_uri
+    if still_running(build, src_uri):  # mkdocs serve: shown as it is, said so
         source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
         _rendered(build, page, render, config, files, {"source, still running": digest(source)})
         page.content = RUNNING_NOTICE + page.content
         return
-    text = nbformat.writes(executed_notebook(build, page.file.src_uri))
+    try:
+        text = nbformat.writes(build.notebooks.runs[src_uri].result.result())
+    except Exception as error:  # a NotebookError names its cell in a line; another is shown whole
+        apart = " " if isinstance(error, notebooks.NotebookError) else "\n"
+        raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
 
     def from_executed(config, files):
-        executed = (build.notebooks.scratch() / page.file.src_uri).with_suffix(".ipynb")
+        executed = (build.notebooks.scratch() / src_uri).with_suffix(".ipynb")
         executed.parent.mkdir(parents=True, exist_ok=True)
         executed.write_text(text, encoding="utf-8")
-        with _rendered_from(page, executed):
+        source, page.file.abs_src_path = page.file.abs_src_path, str(executed)
+        try:  # mkdocs-jupyter's ``render`` reads the executed copy (see the module's notes)
             render(config, files)
+        finally:
+            page.file.abs_src_path = source
 
     _rendered(build, page, from_executed, config, files, {"notebook": digest(text)})
 
@@ -145,17 +140,6 @@ def _rendered(build: BuildState, page, render: Callable, config, files, notebook
     build.cache.keep(found, stored | {"title": title})
 
 
-@contextlib.contextmanager
-def _rendered_from(page, executed: Path) -> Iterator[None]:
-    """mkdocs-jupyter's ``render`` reads the executed copy (see the module's notes)."""
-    source = page.file.abs_src_path
-    page.file.abs_src_path = str(executed)
-    try:
-        yield
-    finally:
-        page.file.abs_src_path = source
-
-
 def _toc_token(link) -> dict[str, Any]:
     return {
         "level": link.level,
@@ -172,8 +156,12 @@ def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
         reasons = [*run.reasons, "still running: its page shows it once done"]
         build.runs.append(Run(src_uri, src_uri, True, reasons, 0.0, STILL_RUNNING, "notebook"))
         return
-    notebook = run.result.result()
-    outputs = [cell.get("outputs", []) for cell in notebook.cells if cell.cell_type == "code"]
+    # Its outputs as the reader sees them: without execution counts.
+    outputs = [
+        [{k: v for k, v in output.items() if k != "execution_count"} for output in cell.outputs]
+        for cell in run.result.result().cells
+        if cell.cell_type == "code"
+    ]
     printed = _PRINTED_LABEL.search(content)
     ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
     build.runs.append(
@@ -185,17 +173,6 @@ def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
             seconds=run.seconds,
             ran_on=ran_on,
             kind="notebook",
-            output_digest=digest(canonical(_without_counts(outputs))),
+            output_digest=digest(canonical(outputs)),
         )
     )
-
-
-def _without_counts(outputs: list) -> list:
-    """Notebook outputs as the reader sees them: without execution counts (a cell's printed
-    text is one stream already: ``notebooks.merged_streams``)."""
-    return [
-        notebooks.merged_streams(
-            [{k: v for k, v in output.items() if k != "execution_count"} for output in cell]
-        )
-        for cell in outputs
-    ]

@@ -1,34 +1,31 @@
 """Notebooks run in the background from the start of the build, or come from the cache.
 
-mkdocs-jupyter could execute a notebook itself, but only while it renders the notebook's page:
-the kernel's start, its imports and the cells would then add their seconds to the build one
-after another. Here each notebook runs with nbclient in a thread from the start of the build,
-in a kernel process of its own, while the other pages render; mkdocs-jupyter (``execute:
-false``) then renders the executed copy. A notebook whose key is in the cache is not run.
+mkdocs-jupyter executes a notebook only while it renders its page, adding the kernel's start and
+its cells to the build one after another. Here each runs with nbclient in a thread from the
+start of the build, in a kernel of its own, while the other pages render; mkdocs-jupyter
+(``execute: false``) renders the executed copy.
 
-- A failing cell fails the build, naming the notebook and the cell (``allow_errors`` off).
-- The kernel gets a block's three limits (``executor.Limits``), each failing the build the same
-  way, naming the limit and the cell that passed it: a cell that runs longer than the
-  ``cell_timeout_s`` setting (mkdocs.yml); outputs past ``MAX_OUTPUT_BYTES``, counted as the
-  kernel sends them, in any cell, the last included; the kernel and whatever it started using
-  more than the ``memory_limit_gib`` setting. Either of the last two ends the kernel's process
-  tree at once, and the end of the run ends it in any case (``kernel_limits.py``): nothing a
-  cell started (a thread, a fork, a subprocess in a session of its own) outlives it.
+A failing cell fails the build, naming the notebook and the cell; so does passing one of a
+block's three limits (``executor.Limits``: the ``cell_timeout_s`` setting, outputs counted as
+they arrive, the memory of the kernel and all it started). The kernel starts as a child
+subreaper (``process_tree.py``); its tree is ended past a limit and when the run ends, before
+the kernel stops, never after: once it is gone, what a cell detached would be out of reach.
 
 Under ``mkdocs serve`` (``Notebooks.background``) a rebuild does not wait for a notebook still
-running: its page says so and shows its cells without outputs (``notebook_page.py``), every other
-page is served as soon as it is built, and the run goes on past the rebuild (``BACKGROUND``,
-one per page). Once it ends, it asks the server for a rebuild (``when_done``), which finds the run
-in the cache and shows it. A later rebuild with the same notebook key waits for that same run
-instead of starting another; an edit that changes the key stops it (its kernel killed) and runs
-the new one. The kernels still running are killed when the server stops.
+running: its page says so (``notebook_page.py``) and the run goes on past the rebuild
+(``BACKGROUND``), then asks for a rebuild (``when_done``), which finds it in the cache. A later
+rebuild with the same key takes that run over; one whose key changed stops it and runs anew.
+The kernels still running are killed when the server stops.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import json
+import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -37,12 +34,66 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
 from .. import settings
-from .kernel_limits import KernelLimits, limited_client
+from . import process_tree
+from .executor import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SETTING, POLL_S, memory_cap_said
+
+SOCKET_PATH_MAX = 107 - len("-65535")  # a kernel's socket is its ip, a hyphen and a port
 
 
 class NotebookError(Exception):
     """A cell failed or did not finish: the message names the notebook and the cell."""
+
+
+class KernelLimits:
+    """The output and memory limits on one notebook's kernel, watched while its cells run, and
+    its process tree, ended when the run ends (``end``)."""
+
+    def __init__(self, memory_bytes: float) -> None:
+        self.memory_bytes = memory_bytes
+        self.output_bytes = 0
+        self.passed = ""  # the limit the kernel passed, in the words of the build's error
+        self.running: int | None = None  # the index of the cell running now
+        self.passed_in: int | None = None  # the index of the cell that passed it
+        self.process = None  # the kernel's psutil.Process: a pid reused since is not ended
+        self.stop = threading.Event()
+
+    def started(self, pid: int) -> None:
+        """The kernel is up: watch its memory from now on."""
+        self.process = psutil.Process(pid)
+        if self.stop.is_set():  # ended while it started (a serve run its notebook's edit stopped)
+            self.end()
+            return
+        threading.Thread(target=self._watch, daemon=True, name="kernel-memory").start()
+
+    def _watch(self) -> None:
+        while not self.stop.wait(POLL_S):
+            used = process_tree.resident_bytes(self.process.pid)
+            if used > self.memory_bytes:
+                cap = memory_cap_said(self.memory_bytes, MEMORY_SETTING)
+                self.exceeded(f"used {used / 2**30:.1f} GiB, past {cap}", self.running)
+
+    def output(self, message: dict, cell_index: int) -> None:
+        """Count one output the kernel sent for cell ``cell_index``; past the limit, stop the
+        kernel. The cell is the output's own: the kernel may have finished it, and started the
+        next, before its outputs are all read."""
+        self.output_bytes += len(json.dumps(message.get("content", {})))
+        if self.output_bytes > MAX_OUTPUT_BYTES:
+            limit = f"printed more than {MAX_OUTPUT_BYTES:,} bytes of output ({OUTPUT_SETTING})"
+            self.exceeded(limit, cell_index)
+
+    def exceeded(self, limit: str, cell_index: int | None) -> None:
+        if not self.passed:
+            self.passed, self.passed_in = limit, cell_index
+        self.end()
+
+    def end(self) -> None:
+        self.stop.set()
+        if self.process is not None and self.process.is_running():
+            # Its group too: the kernel leads a session of its own.
+            process_tree.end_tree(self.process.pid)
 
 
 @dataclass
@@ -64,14 +115,13 @@ class NotebookRun:
         self.cancelled = True
         if self.kernel is not None:
             self.kernel.end()
-        if self.result is not None:
-            self.result.cancel()  # one not started yet (``start_deferred``) never will be
+        self.result.cancel()  # one not started yet (``start_deferred``) never will be
 
 
 @dataclass
 class _Background:
-    """Under ``mkdocs serve``: the runs going on past the rebuild that started them, by page,
-    and their threads, the server's for its lifetime."""
+    """The threads notebooks run in, the process's; under ``mkdocs serve``, the runs going on
+    past the rebuild that started them, by page."""
 
     runs: dict[str, NotebookRun] = field(default_factory=dict)
     threads: ThreadPoolExecutor | None = None
@@ -115,60 +165,89 @@ def read_jupytext(path: Path):
     return notebook
 
 
-def execute_notebook(
-    path: Path,
-    kernel_name: str,
-    cells_done: threading.Event,
-    name: str | None = None,
-    timeout_s: float | None = None,
-    limits: KernelLimits | None = None,
-):
-    """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder.
+def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: float = 0):
+    """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder,
+    under ``run.kernel`` (or the settings' limits), setting ``run.cells_done`` once they ran.
+    The kernel is reached over Unix sockets in a folder only this user can enter, not over TCP
+    ports any local user can connect to.
 
     Returns ``(executed notebook, seconds)``; raises ``NotebookError`` naming the cell that
     failed or hung (cells are numbered from 1, code and text alike, as Jupyter shows them).
     """
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from traitlets.config import Config
 
-    name = name or path.name
     timeout_s = timeout_s or settings.current().cell_timeout_s
+    limits = run.kernel or KernelLimits(settings.current().memory_limit_gib * 2**30)
     started = time.perf_counter()
     notebook = read_jupytext(path)
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
 
+    class LimitedClient(NotebookClient):
+        def output(self, outs, msg, display_id, cell_index):
+            limits.output(msg, cell_index)
+            if limits.passed:  # the run fails: what comes after is not kept
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+
+    class KeptKernel(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            command = super().format_kernel_cmd(extra_arguments)
+            return [sys.executable, "-I", process_tree.__file__, *command]
+
+        async def shutdown_kernel(self, now=False, restart=False):
+            # Its tree first (see the module's notes), at once: a kernel asked to shut down
+            # while a cell runs (a cell past its time) logs a traceback for the reply it can no
+            # longer send, before the build could say what happened.
+            limits.end()
+            await super().shutdown_kernel(now=True, restart=restart)
+
+    def on_notebook_start(notebook):
+        limits.started(client.km.provisioner.process.pid)
+
+    def on_cell_start(cell, cell_index):
+        limits.running = cell_index
+
     def on_cell_executed(cell, cell_index, execute_reply):
         if cell_index == code_cells[-1]:
-            cells_done.set()
+            run.cells_done.set()
 
-    def said(index: int | None) -> str:
+    def cell_named(index: int | None) -> str:
         lines = notebook.cells[index or 0].source.splitlines()
         first_line = next((line.strip() for line in lines if line.strip()), "")
-        return f"{name}: cell {(index or 0) + 1} ({first_line[:60]})"
+        return f"{run.src_uri}: cell {(index or 0) + 1} ({first_line[:60]})"
 
-    limits = limits or KernelLimits(settings.current().memory_limit_gib * 2**30)
     sockets = tempfile.TemporaryDirectory(prefix="course-kernel-")
+    ip = os.path.join(sockets.name, "kernel")  # absolute: the kernel runs in the notebook's folder
+    # A socket's path has 107 bytes at most (sun_path): past that (a long TMPDIR), TCP.
+    transport = {"transport": "ipc", "ip": ip} if len(os.fsencode(ip)) <= SOCKET_PATH_MAX else {}
     failure: Exception | None = None
     try:
-        limited_client(
+        client = LimitedClient(
             notebook,
-            limits,
-            sockets.name,
+            config=Config({"KernelManager": transport}),
+            kernel_manager_class=KeptKernel,
             kernel_name=kernel_name,
             timeout=timeout_s,
             allow_errors=False,
             resources={"metadata": {"path": str(path.parent)}},
+            on_notebook_start=on_notebook_start,
+            on_cell_start=on_cell_start,
             on_cell_executed=on_cell_executed,
-        ).execute()
+        )
+        client.execute()
     except (CellTimeoutError, CellExecutionError, DeadKernelError) as error:
         failure = error
     finally:
         limits.end()  # nothing a cell started outlives the run
         sockets.cleanup()
-        cells_done.set()
+        run.cells_done.set()
     if limits.passed:  # with no failure where the last cell's outputs passed it, read after it
-        raise NotebookError(f"{said(limits.passed_in)} {limits.passed}: stopped") from failure
+        raise NotebookError(f"{cell_named(limits.passed_in)} {limits.passed}: stopped") from failure
     if failure is not None:
-        cell = said(limits.running)
+        cell = cell_named(limits.running)
         if isinstance(failure, CellTimeoutError):
             raise NotebookError(f"{cell} did not finish within {timeout_s:g} s") from failure
         if isinstance(failure, DeadKernelError):
@@ -185,12 +264,9 @@ def merged_streams(outputs: list) -> list:
     splits it into chunks as the timing falls, and the page would show one box per chunk."""
     merged: list = []
     for output in outputs:
-        last = merged[-1] if merged else None
-        if (
-            last is not None
-            and output.get("output_type") == last.get("output_type") == "stream"
-            and output.get("name") == last.get("name")
-        ):
+        last = merged[-1] if merged else {}
+        same_stream = output.get("output_type") == last.get("output_type") == "stream"
+        if same_stream and output.get("name") == last.get("name"):
             last["text"] += output.get("text", "")
         else:
             merged.append(output)
@@ -199,16 +275,15 @@ def merged_streams(outputs: list) -> list:
 
 @dataclass
 class Notebooks:
-    """A build's notebooks: each one's run (by its page's ``src_uri``), the threads they run in
-    (started with the first notebook that must run), and the folder their executed copies are
-    rendered from. ``finish`` ends all three: a kernel left running would outlive the build."""
+    """A build's notebooks: each one's run (by its page's ``src_uri``) and the folder their
+    executed copies are rendered from. ``finish`` waits for the runs (a kernel left running
+    would outlive the build) and removes the folder."""
 
     cell_timeout_s: float
     memory_bytes: float
     runs: dict[str, NotebookRun] = field(default_factory=dict)
     background: bool = False  # mkdocs serve: runs go on past the rebuild (``BACKGROUND.runs``)
     when_done: Callable[[], None] | None = None  # mkdocs serve: a run ended, rebuild
-    _threads: ThreadPoolExecutor | None = None
     _scratch: Path | None = None
     _deferred: list = field(default_factory=list)  # mkdocs serve: started at the build's end
 
@@ -219,39 +294,28 @@ class Notebooks:
 
         def execute():
             # ``run.kernel``: its process tree can be ended from outside the run.
-            notebook, seconds = execute_notebook(
-                path, kernel_name, run.cells_done, run.src_uri, self.cell_timeout_s, run.kernel
-            )
-            run.seconds = seconds
+            notebook, run.seconds = execute_notebook(path, kernel_name, run, self.cell_timeout_s)
             if not run.cancelled:
-                on_success(notebook, seconds)
+                on_success(notebook, run.seconds)
             return notebook
 
         if self.background:
             # Started once the rebuild's pages are built (``start_deferred``): its kernel's
             # start would otherwise take the cores the edited blocks run on.
-            BACKGROUND.runs[run.src_uri] = run
             run.result = Future()
+            BACKGROUND.runs[run.src_uri] = run
             if self.when_done is not None:  # once its result is set: the rebuild reads it
                 when_done = self.when_done
                 run.result.add_done_callback(lambda _: run.cancelled or when_done())
             self._deferred.append((run, execute))
             return
-        if self._threads is None:
-            self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
-        run.result = self._threads.submit(execute)
+        run.result = BACKGROUND.pool().submit(execute)
 
     def start_deferred(self) -> None:
         """Under ``mkdocs serve``, once the rebuild's pages are built: its notebooks' runs."""
         for run, execute in self._deferred:
             BACKGROUND.pool().submit(_run_into, run.result, execute)
         self._deferred.clear()
-
-    def take_over(self, run: NotebookRun) -> None:
-        """A run an earlier serve rebuild started with the same key: this build's too."""
-        self.runs[run.src_uri] = run
-        if run.result.done():
-            BACKGROUND.runs.pop(run.src_uri, None)  # its end is shown once
 
     def wait_for_cells(self) -> None:
         """Until every notebook's cells have run (its kernel may still be stopping); under
@@ -274,9 +338,6 @@ class Notebooks:
             if run.result is not None and not (self.background and not run.result.done()):
                 with contextlib.suppress(Exception):  # reported by the page that renders it
                     run.result.result()
-        if self._threads is not None:
-            self._threads.shutdown(wait=True)
-            self._threads = None
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None

@@ -1,23 +1,15 @@
-"""A build's plan: every block its pages will run, looked up before any page renders, and the
-misses run ahead of their pages, side by side: a course's blocks on every core.
+"""A build's plan: before any page renders (``on_files``), every session its pages will run is
+read (``fences.of_page``, as the page reads it) and looked up, and the misses run ahead of their
+pages on a thread pool, a course's blocks on every core (markdown-exec hands the build one block
+at a time, in page order, and waits for its output).
 
-markdown-exec hands the build one block at a time, in page order, and waits for its output, so
-blocks alone would run one after another. So before any page renders (``on_files``), ``plan``
-reads every page's executed fences (``fences.read``, the reader the page's own blocks go
-through), looks each output up in the cache, and submits what must run to a thread pool: a block
-alone, or a session's blocks in order, each a *job*. A job runs in a worker of its own, exactly
-as the page would run it (the same request: code, id, time limit; the same limits; a new worker
-per session), and keeps each block's reply or failure.
-
-When the page asks for the block (``claim_alone``, ``claim_session``), a job not yet started is
-cancelled and the page runs the block in its turn; a job started is waited for, and its replies
-are the page's if it ran exactly what the page asks for (the block's own digest: its code and
-every option). A failure is the block's, raised in its page's turn, naming page and block.
-Nothing here decides what is shown: the page renders the reply as it would render its own run's.
-
-Timings never run side by side: a timed session is never run ahead, and while a timed block runs
-(``paused``) no job starts and none is running. ``stop`` (the build's end, or its failure)
-cancels what has not started; the workers still running end with every other at the build's end.
+A *job* is a session's blocks in order (a block alone is a session of its own), run in a worker
+of its own exactly as the page would run it. When the page asks for its session (``claim``), a
+job not yet started is cancelled and the page runs it in its turn; a job started is waited for,
+and its replies are the page's while it ran what the page asks for (each block's own digest: its
+code and every option). A failure is the block's, raised in its page's turn. Timings never run
+side by side: a timed session is never run ahead, and while a timed block runs (``paused``) no
+job starts and none is running. ``stop`` cancels what has not started.
 """
 
 from __future__ import annotations
@@ -34,8 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..caching.cache import Lookup, digest, key_of
-from ..caching.ingredients import expand_snippets
-from . import fences, progress
+from . import fences, progress, reads
 from .executor import BlockError
 
 if TYPE_CHECKING:
@@ -70,19 +61,12 @@ class Request:
 
 
 @dataclass
-class Result:
-    reply: dict[str, Any] | None
-    error: BlockError | None
-    seconds: float
-
-
-@dataclass
 class Job:
-    """A block alone, or a session's blocks in order: what one worker runs."""
+    """A session's blocks in order: what one worker runs, and each one's reply or failure."""
 
     page: str
     requests: list[Request]
-    results: list[Result] = field(default_factory=list)
+    results: list[dict[str, Any] | BlockError] = field(default_factory=list)
     future: Future[None] = field(default_factory=Future)  # the pool's, once submitted
 
 
@@ -110,9 +94,9 @@ class RanAheadWorker:
         if (code, block_id, seconds) != (request.code, request.block_id, request.seconds) or timed:
             raise RuntimeError(f"block {block_id!r} asked for other than it ran ahead")
         self.position += 1
-        if result.error is not None:
-            raise result.error
-        return dict(result.reply or {}, ran_ahead_s=result.seconds)
+        if isinstance(result, BlockError):
+            raise result
+        return result
 
     def close(self) -> None:
         """Its worker ended with the job."""
@@ -127,8 +111,7 @@ class RunAhead:
         self.take_worker = take_worker
         self.threads = side_by_side() if threads is None else threads
         self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="run-ahead")
-        self.alone: dict[tuple[str, str], deque[Job]] = {}  # (page, own digest)
-        self.sessions: dict[tuple[str, str], Job] = {}  # (page, session name)
+        self.jobs: dict[tuple[str, str], deque[Job]] = {}  # (page, session name)
         self.lookups: dict[tuple[str, str], Lookup] = {}  # (identity, key): planned look-ups
         self.running = 0  # jobs past the gate that a timing closes
         self.timings = 0  # timed blocks running: no job starts
@@ -136,23 +119,18 @@ class RunAhead:
         self.ran_ahead = 0  # blocks whose outputs came from a job
         self.changed = threading.Condition()
 
-    def add(self, job: Job, session: str | None) -> None:
+    def add(self, job: Job, session: str) -> None:
         """Run ``job`` ahead of its page (with one thread, the page's turn is as quick: none)."""
         if self.threads < 2 or self.stopped:
             return
-        if session is None:
-            self.alone.setdefault((job.page, job.requests[0].own), deque()).append(job)
-        else:
-            self.sessions[(job.page, session)] = job
+        self.jobs.setdefault((job.page, session), deque()).append(job)
         job.future = self.pool.submit(self._run, job)
 
-    def claim_alone(self, page: str, options: dict[str, Any]) -> RanAheadWorker | None:
-        jobs = self.alone.get((page, fences.own_digest(options)))
+    def claim(self, page: str, session: str) -> RanAheadWorker | None:
+        """The replies of the session's job, if it ran one (a block alone's twin on the page
+        runs it again: one job each)."""
+        jobs = self.jobs.get((page, session))
         return self._claim(jobs.popleft()) if jobs else None
-
-    def claim_session(self, page: str, name: str) -> RanAheadWorker | None:
-        job = self.sessions.pop((page, name), None)
-        return self._claim(job) if job is not None else None
 
     def _claim(self, job: Job) -> RanAheadWorker | None:
         """The job's replies once it is done; None if it had not started (the page runs it)."""
@@ -181,7 +159,7 @@ class RunAhead:
     def unclaimed(self) -> list[Job]:
         """Jobs that ran, but whose page asked for other than they ran: time spent for nothing,
         said in the build's log."""
-        jobs = [*self.sessions.values(), *(job for each in self.alone.values() for job in each)]
+        jobs = [job for each in self.jobs.values() for job in each]
         return [job for job in jobs if job.future.done() and not job.future.cancelled()]
 
     def stop(self) -> None:
@@ -204,10 +182,9 @@ class RunAhead:
                 try:
                     worker = worker or self.take_worker(False, request.code)
                     reply = worker.run(request.code, request.block_id, False, request.seconds)
-                    result = Result(reply, None, time.perf_counter() - started)
+                    job.results.append(reply | {"ran_ahead_s": time.perf_counter() - started})
                 except BlockError as error:
-                    result = Result(None, error, time.perf_counter() - started)
-                job.results.append(result)
+                    job.results.append(error)
         finally:
             if worker is not None:
                 worker.close()
@@ -217,55 +194,39 @@ class RunAhead:
 
 
 def plan(build: Any, pages: list[tuple[str, Path]]) -> None:
-    """Look up every block and session of ``pages``, and run ahead what the cache cannot serve,
-    page by page (a page's jobs run while the next pages are read). ``build``: the
+    """Look up every session of ``pages``, and run ahead what the cache cannot serve, page by
+    page (a page's jobs run while the next pages are read). ``build``: the
     ``state.BuildState``, which holds the ``RunAhead`` (so it is not imported here)."""
     for page, path in pages:
         markdown = path.read_text(encoding="utf-8-sig")
         if "exec=" not in markdown:
             continue
-        if build.config is not None and "--8<--" in markdown:
-            markdown = expand_snippets(markdown, build.config)
-        in_sessions: dict[str, list[fences.Fence]] = {}
-        for fence in fences.read(markdown, build.languages):
-            if fence.options["session"]:
-                in_sessions.setdefault(fence.options["session"], []).append(fence)
-            elif (
-                not fences.is_timed(fence.options)
-                and (request := request_of(fence.options))
-                and alone_lookup(build, page, fence.options, plan=True).entry is None
-            ):
-                build.ahead.add(Job(page, [request]), None)
-        for name, session in in_sessions.items():
+        for name, session, alone in fences.of_page(markdown, build.config):
             requests = [request_of(fence.options) for fence in session]
             if any(fences.is_timed(fence.options) for fence in session) or None in requests:
                 continue  # a timing runs in its page's turn; a bad timeout fails there
-            if session_lookup(build, page, name, session, plan=True).entry is None:
+            if look_up(build, page, name, session, alone, plan=True).entry is None:
                 build.ahead.add(Job(page, list(requests)), name)  # type: ignore[arg-type]
 
 
-def alone_lookup(build: Any, page: str, options: dict[str, Any], plan: bool = False) -> Lookup:
-    """A block alone's look-up in the cache, keyed on its code and options (``plan``: ahead of
-    its page; the page's own look-up reuses it)."""
-    ingredients = build.environment.ingredients(
-        options["code"], rendered=True, **fences.own_ingredients(options)
-    )
-    identity = f"{page} {fences.block_id(options)}"
-    return build.look_up(ingredients, identity, build.stale_reads, plan=plan)
-
-
-def session_lookup(
-    build: Any, page: str, name: str, session: list[fences.Fence], plan: bool = False
+def look_up(
+    build: Any, page: str, name: str, session: list[fences.Fence], alone: bool, plan: bool = False
 ) -> Lookup:
-    """A session's look-up in the cache, keyed on all its code and its fences' headers as the
-    page's Markdown shows them (``plan``: ahead of its page; the page's own look-up reuses it)."""
+    """A session's look-up in the cache (``plan``: ahead of its page; the page's own look-up
+    reuses it), keyed on all its code and its fences' headers as the page's Markdown shows them;
+    a block ``alone`` (its session named by its own digest) on its code and options."""
     codes = [fence.code for fence in session]
-    all_code = "\n".join(codes)
-    headers = "\n".join(fence.header for fence in session)
-    ingredients = build.environment.ingredients(
-        all_code, rendered=True, session=digest(headers + "\n" + all_code)
-    )
-    identity = f"{page} session {name}"
+    if alone:
+        options = session[0].options
+        own = fences.own_ingredients(options)
+        ingredients = build.environment.ingredients(options["code"], rendered=True, **own)
+        identity = f"{page} {fences.block_id(options)}"
+    else:
+        all_code, headers = "\n".join(codes), "\n".join(fence.header for fence in session)
+        ingredients = build.environment.ingredients(
+            all_code, rendered=True, session=digest(headers + "\n" + all_code)
+        )
+        identity = f"{page} session {name}"
     if not codes:
         key = key_of(ingredients)
         return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
@@ -273,6 +234,6 @@ def session_lookup(
     def objections(payload: dict[str, Any]) -> list[str]:
         blocks = len(payload.get("blocks", []))
         shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
-        return build.stale_reads(payload) or shape
+        return reads.changed(payload.get("reads"), build.project_root) or shape
 
     return build.look_up(ingredients, identity, objections, plan=plan)

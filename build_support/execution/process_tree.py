@@ -1,21 +1,16 @@
 """Nothing a block starts outlives its build: the process tree below a worker, kept and ended,
 with Linux's ``prctl`` (through ``ctypes``: no root, no cgroups) and psutil for the walk.
 
-A worker's process group is not enough: a block can leave it on purpose (``setsid``, a daemon's
-double fork). So the worker, at its start, becomes a child subreaper (``keep_descendants``):
-every process a block starts stays below it, however it detaches, counted for memory
-(``resident_bytes``) and ended with it (``end_tree``). And it watches its request pipe
-(``end_with_build``): once the build's end closes (the build died, however), it ends every
-descendant, then itself, even while a block runs; a pipe, not the parent, since a worker forked
-by the warm template has the template as its parent. ``die_with_parent`` (``PR_SET_PDEATHSIG``)
-is for a process whose parent is its reason to run: the build's driver under ``make`` and the
-build under its driver (``site_swap.py``), a test's supervised process (``testkit``).
+A process group is not enough: a block can leave it (``setsid``, a daemon's double fork). So a
+worker is a child subreaper (``keep_descendants``): all a block starts stays below it, counted
+for memory (``resident_bytes``) and ended with it (``end_tree``). It also watches its request
+pipe (``end_with_build``), not its parent (a forked worker's is the template): once the build's
+end closes, it ends its tree and itself, even mid-block. ``die_with_parent`` is for a process
+whose parent is its reason to run (the build's driver, a test's supervised process).
 
-A notebook's kernel starts through this file run as a script (``kernel_limits.py``), ``python
--I process_tree.py KERNEL_COMMAND...``, which makes itself a child subreaper and execs the kernel
-(the setting survives ``exec``); so this module imports nothing of the package. Where ``prctl``
-is missing (not Linux) ``keep_descendants`` says so, and the build names the block whose
-detached processes it could not end (``NOT_KEPT``).
+A notebook's kernel starts through this file as a script (``python -I process_tree.py
+KERNEL_COMMAND...``: a subreaper that execs the kernel, which keeps the setting), so it imports
+nothing of the package. Without ``prctl``, a warning says what may be left (``NOT_KEPT``).
 """
 
 from __future__ import annotations
@@ -53,10 +48,9 @@ def keep_descendants() -> bool:
 
 
 def die_with_parent(signum: int = signal.SIGTERM, parent: int | None = None) -> None:
-    """Be sent ``signum`` when the parent ends (callable as ``Popen(preexec_fn=...)``); nothing
-    where the system has no ``prctl``. ``parent``: the process that started this one, where it
-    may have ended before this call (its id passed down); else the parent now. Where it has
-    ended already, no signal would come: ``signum`` is sent at once."""
+    """Be sent ``signum`` when the parent ends (usable as ``Popen(preexec_fn=...)``; nothing
+    without ``prctl``), or at once where ``parent`` (the id of the process that started this
+    one, passed down; default: the parent now) has ended already and no signal would come."""
     parent = os.getppid() if parent is None else parent
     _prctl(PR_SET_PDEATHSIG, signum)
     if os.getppid() != parent:
@@ -99,7 +93,7 @@ def end_tree(pid: int, group: bool = True) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def end_with_build(requests_fd: int) -> threading.Thread:
+def end_with_build(requests_fd: int) -> None:
     """Watch the build's end of the request pipe (without reading from it): once it is closed,
     end every descendant, then this process, whatever the block is doing."""
 
@@ -112,9 +106,7 @@ def end_with_build(requests_fd: int) -> threading.Thread:
         end_tree(os.getpid(), group=False)
         os._exit(1)
 
-    thread = threading.Thread(target=watch, name="end-with-build", daemon=True)
-    thread.start()
-    return thread
+    threading.Thread(target=watch, name="end-with-build", daemon=True).start()
 
 
 def resident_bytes(pid: int) -> int:

@@ -1,15 +1,9 @@
-"""Where a build is, in a file of its own that its driver (``build_support/site_swap.py``) reads
-once MkDocs has returned: a build that did not finish is never swapped into ``site/``, and the
-way it ended names the step it was in.
-
-MkDocs' own exit status cannot say it: a process killed by a signal ends naming nothing, and
-one that calls ``os._exit(0)`` (a hook, a plugin: a block's own ends only its worker) ends with
-status 0 before a page is written. So the build writes the step it is in (``STARTING``; each
-page; each block it runs, ``page x.md, block 'id'``; ``the wheel``), and at its end
-``FINISHED``. Each build has its own file (``site.builds/<build>.progress``, named in
-``COURSE_BUILD_PROGRESS``): two builds never read each other's. Written only where that variable
-names a file. Standard library only, a module of its own: the driver reads it without importing
-the build (``guard`` and the rest import MkDocs, ~0.6 s).
+"""Where a build is, in a file of its own (``site.builds/<build>.progress``, named in
+``COURSE_BUILD_PROGRESS``) that its driver (``build_support/site_swap.py``) reads once MkDocs has
+returned: a build that did not finish is never swapped into ``site/``, and the step it was in is
+named. MkDocs' exit status cannot say it: a process killed by a signal names nothing, and one that
+calls ``os._exit(0)`` ends with status 0 before a page is written. Standard library only: the
+driver reads it without importing the build (MkDocs costs ~0.6 s).
 """
 
 from __future__ import annotations

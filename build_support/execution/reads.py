@@ -1,27 +1,20 @@
 """The files a block reads while it runs, stored with its output and checked before reuse.
 
 Only a block's code is known before it runs; what it then reads (a data file under ``docs/``,
-matplotlib's settings, anything ``open`` reaches) is not. So, as make's dependency files do,
-each file the running block opens for reading is recorded with its SHA-256 beside the output,
-and an entry is reused only while every one of them is unchanged.
+matplotlib's settings, anything ``open`` reaches) is not. So, as make's dependency files do, each
+file the block opens for reading (Python's ``open`` audit event, in the thread running it in its
+worker) is recorded with its SHA-256 beside the output, and an entry is reused only while every
+one is unchanged. A file under the project is stored by its path in it: an entry survives a move
+of the checkout. A recorded file this user cannot open is a miss, with one ``cache warning``.
 
-Recorded: every file opened for reading (Python's ``open`` audit event) by the thread that runs
-the block in its worker process (``worker.py`` records, the build digests), except files
-it wrote itself, compiled modules (``.pyc``), files under ``sys.prefix`` (keyed by ``uv.lock``
-and the Python version), ``/proc``, ``/sys`` and ``/dev`` (the backend label), and the
-``examples`` package's modules when Python imports them (the key holds what the output reaches
-of them: ``caching/reach.py``; the block that first imports the package would otherwise re-run
-on an edit to any of its modules). A module of it read as a file is recorded. A file under the
-project is stored by its path in the project, so an entry survives a move of the checkout.
-
-Not recorded either: what lies under the user's own caches (``$XDG_CACHE_HOME``, else
-``~/.cache``) and matplotlib's font list (``fontlist-*.json``, in ``$MPLCONFIGDIR`` where it is
-set). They are caches of what is recorded or keyed elsewhere (the fonts come with the
-packages under ``sys.prefix``), differ from user to user, and may be unreadable to another
-user: an entry that recorded one failed every build of a colleague who shared the store. A
-user's settings (``~/.config/matplotlib/matplotlibrc``, ``$MPLCONFIGDIR/matplotlibrc``) are
-recorded. A recorded file that this user cannot open is a miss, with one ``cache warning``:
-the block runs again, and the build goes on.
+Left out: files the block wrote; Python's own (compiled modules, ``sys.prefix``: keyed by
+``uv.lock`` and the Python version); ``/proc``, ``/sys``, ``/dev`` (the backend label); the
+course package's modules as Python imports them (the key holds what the output reaches of them,
+``caching/reach.py``, where recording them would re-run the block that first imports the package
+on any edit of it); the user's own caches (``$XDG_CACHE_HOME``, else ``~/.cache``) and
+matplotlib's font list (``fontlist-*.json``): caches of what is recorded or keyed elsewhere,
+which differ from user to user and may be unreadable to another (an entry that recorded one
+failed every build of a colleague sharing the store). A user's matplotlibrc is recorded.
 """
 
 from __future__ import annotations
@@ -74,8 +67,7 @@ def _hook(event: str, args: tuple) -> None:
 
 @contextmanager
 def recorded(package_dir: str | None) -> Iterator[Opened]:
-    """Record what the current thread opens inside the ``with`` block; the modules of the course
-    package at ``package_dir`` that Python imports are left out."""
+    """Record what the current thread opens inside the ``with`` block."""
     with _hook_installed:
         if not _installed:  # an audit hook cannot be removed: one per process, switched here
             sys.addaudithook(_hook)
@@ -91,19 +83,6 @@ def recorded(package_dir: str | None) -> Iterator[Opened]:
             outer.written |= inner.written
 
 
-def user_caches() -> tuple[str, ...]:
-    """The folders of the user's own caches, each ending in a separator."""
-    home = os.path.expanduser("~")
-    caches = {os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")}
-    return tuple(os.path.realpath(folder) + os.sep for folder in caches if folder)
-
-
-def _font_list(path: str) -> bool:
-    """matplotlib's font list: a cache of the fonts it found, wherever ``MPLCONFIGDIR`` puts it."""
-    name = os.path.basename(path)
-    return name.startswith("fontlist-") and name.endswith(".json")
-
-
 def excluded(path: str) -> bool:
     """Python's own files (and compiled modules: their bytes change with every compile), and
     the user's own caches."""
@@ -112,7 +91,11 @@ def excluded(path: str) -> bool:
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
     if any(path.startswith(prefix + os.sep) for prefix in prefixes):
         return True
-    return _font_list(path) or os.path.realpath(path).startswith(user_caches())
+    name = os.path.basename(path)
+    if name.startswith("fontlist-") and name.endswith(".json"):  # wherever MPLCONFIGDIR puts it
+        return True
+    caches = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.realpath(path).startswith(os.path.realpath(caches) + os.sep)
 
 
 def digests(read: Iterable[str], written: Iterable[str], project_root: Path) -> dict[str, str]:

@@ -1,22 +1,18 @@
-"""A block's life on its page: looked up, reused or run, wrapped, captioned, and recorded as a
-``Run``; alone (``format_alone``) or in a markdown-exec session (``format_in_session``).
+"""A block's life on its page, from markdown-exec's formatter (``formatter``) on: looked up,
+reused or run, wrapped, captioned, and recorded as a ``Run``. Every block runs in a session,
+one cache entry run in one worker, whose globals its blocks share; a block outside any
+markdown-exec session is a session of its own, keyed on its code and options.
 
-A block alone is its own cache entry, and runs in a worker of its own. Blocks of a session share
-their globals, so a session is one cache entry, keyed on all of its code (``read_sessions`` reads
-its fences from the page's Markdown before it renders, snippets expanded as the page will show
-them, through ``fences.read`` as the plan does). While the page renders, each block of a session
-is given a slot, not its output: reused from the stored run while every block matches it;
-otherwise run, the whole session again from its first block when an earlier block's output came
-from the stored run. ``fill_sessions`` writes the slots into the page's HTML
-(``on_page_content``), so every output, caption and timing on the page comes from one run.
+A page's sessions are read from its Markdown before it renders (``read_sessions``, through
+``fences.of_page`` as the plan reads them). Each of their blocks is given a slot, not its output:
+reused from the stored run while every block matches it; otherwise run, the whole session again
+from its first block when an earlier block's output came from the stored run. ``fill_sessions``
+writes the slots into the page's HTML, so every output, caption and timing comes from one run.
 
 A block's code runs through markdown-exec's exported ``base_format`` with a ``run`` of ours
-(``render``): ``base_format`` reads the fence's options (source, result, tabs, width, ...) and
-renders the output as markdown-exec does, while ``run`` hands the code to the worker of the
-block's session (``Session.worker``, taken only when code must run: a cached block starts none),
-a block run ahead of its page (``plan.RanAheadWorker``) replying for it where one did. A block's
-failure leaves ``run`` as ``BlockError``: ``base_format`` handles only its own
-``ExecutionError``, so nothing is logged and nothing caught; ``guard`` says where it failed.
+(``render``) that hands it to its session's worker, taken only when code must run, or to its run
+ahead (``plan.RanAheadWorker``). A failure leaves ``run`` as ``BlockError``, which ``base_format``
+neither logs nor catches; ``guard`` says where it failed.
 """
 
 from __future__ import annotations
@@ -25,19 +21,18 @@ import contextlib
 import html
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..caching.cache import digest
-from ..caching.ingredients import expand_snippets
 from ..publishing.record import shown_output
 from ..publishing.runs import Run
 from . import fences, guard, reads
-from .executor import DEFAULT_TIMEOUT_S, TIMEOUT_OPTION, BlockError, LazyWorker
-from .fences import block_id, is_timed, own_digest
-from .plan import NOT_READ, RanAheadWorker, alone_lookup, session_lookup
+from .executor import DEFAULT_TIMEOUT_S, BlockError, LazyWorker
+from .fences import TIMEOUT_OPTION, block_id, is_timed, own_digest
+from .plan import NOT_READ, RanAheadWorker, look_up
 from .state import Session, Slot
 
 if TYPE_CHECKING:
@@ -47,69 +42,70 @@ if TYPE_CHECKING:
 _HEADING = re.compile(r"<h[1-6][\s>]")
 
 
-# ---------------------------------------------------------------- a block alone
-
-
-def format_alone(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
-    """A block outside any session: its output (reused or run) and its run."""
-    timed = is_timed(options)
-    found = alone_lookup(build, build.page, options)
-    if found.entry is not None:
-        (stored,) = found.entry["blocks"]
-        caption = measured_caption(found.entry.get("measured"), reused=True)
-        return caption + stored["html"], run_record(build, options, False, [], stored, timed)
-    # A session of its own: its worker ends with it (or ended with its run ahead).
-    worker = build.ahead.claim_alone(build.page, options) or LazyWorker(build.take_worker, timed)
-    try:
-        block, failed = execute(build, options, timed, worker)
-    finally:
-        worker.close()
-    measured = block.pop("measured")
-    files = block.pop("reads")
-    if not failed and cacheable(block["html"]):
-        build.cache.keep(found, {"blocks": [block], "measured": measured, "reads": files})
-    run = run_record(build, options, True, found.reasons, block, timed)
-    run.seconds = block["seconds"]
-    return measured_caption(measured, reused=False) + block["html"], run
-
-
 # ---------------------------------------------------------------- a session's blocks
 
 
 def read_sessions(build: BuildState, page: str, markdown: str) -> None:
-    """Find the page's session blocks before it renders (a session is one cache entry), with
-    their snippets expanded as the page will show them: an edit to a snippet is in the key."""
-    if build.config is not None and "--8<--" in markdown:
-        markdown = expand_snippets(markdown, build.config)
-    for fence in fences.read(markdown, build.languages):
-        if fence.options["session"]:
-            session = build.sessions.setdefault((page, fence.options["session"]), Session())
-            session.fences.append(fence)
+    """Read the page's sessions before it renders: a session is one cache entry."""
+    for name, found, alone in fences.of_page(markdown, build.config):
+        if not alone:
+            build.sessions.setdefault((page, name), Session(name=name)).fences.extend(found)
 
 
 def fill_sessions(build: BuildState, page: str, content: str) -> str:
     """The page's HTML with its sessions' outputs, each session's from one run."""
     for (session_page, _), session in build.sessions.items():
         if session_page == page:
-            content = session.fill(content)
             session.close()  # every block of it has run: its worker ends
             for slot, options in zip(session.slots, session.options_seen, strict=False):
+                content = content.replace(slot.output_token, slot.html)
+                content = content.replace(slot.ran_on_token, html.escape(slot.ran_on))
+                slot.run.ran_on = slot.ran_on
                 note_shown(slot.run, options, slot.html)
     return content
 
 
-def format_in_session(build: BuildState, options: dict[str, Any]) -> tuple[str, Run]:
-    """A slot for the block's output (``Session.fill`` writes it in), and the block's run."""
-    name = options["session"]
-    session = build.sessions.setdefault((build.page, name), Session())
-    if session.position == 0:  # the whole session is looked up at its first block
-        session.name = name
-        session.found = session_lookup(build, build.page, name, session.fences)
+def formatter(build: BuildState) -> Callable[..., str]:
+    """markdown-exec's formatter for a Python block in ``build``: a fault of the build's own
+    handling of a block fails that block, named (``guard.handling_failed``)."""
+
+    def format_python(**options: Any) -> str:
+        try:
+            return format_block(build, options)
+        except guard.BlockFailed:
+            raise
+        except BaseException as error:  # any fault in the build's own handling
+            if isinstance(error, KeyboardInterrupt):
+                raise  # Ctrl-C by the author stops the build (a block's own is guard's)
+            return guard.handling_failed(build.page, block_id(options), error, build.serving)
+
+    return format_python
+
+
+def install_formatters(build: BuildState) -> None:
+    """``build``'s formatter in markdown-exec's exported registry, for each language it runs (a
+    ``mkdocs serve`` rebuild puts its own build's in place)."""
+    import markdown_exec
+
+    for language in fences.LANGUAGES:
+        markdown_exec.formatters[language] = formatter(build)
+
+
+def format_block(build: BuildState, options: dict[str, Any]) -> str:
+    """The block's output in the page, wrapped, reused or run in its session, and its run
+    recorded; in a page's session a slot for the output (``fill_sessions`` writes it in)."""
+    name = options.get("session")
+    if name:
+        session = build.sessions.setdefault((build.page, name), Session(name=name))
+    else:  # a session of its own, named by its own digest (its run ahead's name too)
+        session = Session([fences.Fence(options, "")], own_digest(options))
+    if not session.options_seen:  # the whole session is looked up at its first block
+        session.found = look_up(build, build.page, session.name, session.fences, not name)
         session.entry, session.reasons = session.found.entry, session.found.reasons
-    position = session.position
-    session.position += 1
+    position = len(session.options_seen)
     session.options_seen.append(options)
-    stored = session.stored(position)
+    stored_blocks = session.entry["blocks"] if session.entry is not None else []
+    stored = stored_blocks[position] if position < len(stored_blocks) else None
     if position >= len(session.fences):  # a block the page's Markdown did not show
         session.failed = True  # never stored: the entry would not match the page
         session.reasons = session.reasons or [NOT_READ]
@@ -126,16 +122,30 @@ def format_in_session(build: BuildState, options: dict[str, Any]) -> tuple[str, 
         pending = {"html": "", "ran_on": ""}  # completed by _run_in_session
         run = run_record(build, options, True, session.reasons, pending, session.timed)
         slot = session.new_slot(run)
-        _run_in_session(build, session, options, slot)
-    _keep_if_complete(build, session)
-    run, slot.run.ran_on = slot.run, slot.ran_on_token  # the label goes in its slot too
-    return slot.output_token, run
+        try:
+            _run_in_session(build, session, options, slot)
+        finally:
+            if not name:
+                session.close()
+    ran = len(session.blocks) == len(session.fences) == len(session.slots)  # all, in this build
+    fresh = session.entry is None and not session.failed and ran
+    if fresh and all(cacheable(block["html"]) for block in session.blocks):
+        entry = {"blocks": session.blocks, "measured": session.measured, "reads": session.reads}
+        build.cache.keep(session.found, entry)
+    if name:
+        output, slot.run.ran_on = slot.output_token, slot.ran_on_token  # filled in together
+    else:
+        output, slot.run.ran_on = slot.html, slot.ran_on
+        note_shown(slot.run, options, output)
+    build.runs.append(slot.run)
+    return wrapped(options, output, slot.run)
 
 
 def _run_from_start(build: BuildState, session: Session) -> None:
     """Run the session's blocks so far again, in a new worker: after a stored run, or a run
     ahead, that the page's next block does not match."""
-    session.run_afresh()
+    session.close()  # a new worker, with no block run yet
+    session.blocks, session.measured = [], None
     for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
         slot.run.ran, slot.run.reasons = True, list(session.reasons)
         _run_in_session(build, session, earlier, slot)
@@ -145,7 +155,7 @@ def _run_in_session(
     build: BuildState, session: Session, options: dict[str, Any], slot: Slot
 ) -> None:
     if session.worker is None and not session.blocks:  # its run ahead, if there was one
-        session.worker = build.ahead.claim_session(build.page, session.name)
+        session.worker = build.ahead.claim(build.page, session.name)
     if isinstance(session.worker, RanAheadWorker) and not session.worker.ran_next(options):
         _run_from_start(build, session)  # the page asked for other than ran ahead
     if session.worker is None:
@@ -164,35 +174,31 @@ def _run_in_session(
     slot.run.output_digest = digest(block["html"])
 
 
-def _keep_if_complete(build: BuildState, session: Session) -> None:
-    if session.entry is not None or not session.complete():
-        return
-    if all(cacheable(block["html"]) for block in session.blocks):
-        stored = {"blocks": session.blocks, "measured": session.measured}
-        build.cache.keep(session.found, stored | {"reads": session.reads})
-
-
 # ---------------------------------------------------------------- running one block
 
 
 @dataclass
 class Execution:
-    """One block handed to its session's worker: its time limit, and the reply once it ran."""
+    """One block handed to its session's worker: markdown-exec's ``run`` for it, which keeps the
+    worker's reply (a failure raises ``BlockError``)."""
 
     worker: SessionWorker
     timed: bool = False
     seconds: float = DEFAULT_TIMEOUT_S
     reply: dict[str, Any] | None = None
 
+    def __call__(self, code: str, *, id: str = "", **_: Any) -> str:
+        # markdown-exec passes a shell's ``returncode`` too, and ``session``: the worker's own.
+        self.reply = self.worker.run(code, block_id({"id": id}), self.timed, self.seconds)
+        return str(self.reply["output"])
+
 
 def execute(
     build: BuildState, options: dict[str, Any], timed: bool, worker: SessionWorker
 ) -> tuple[dict[str, Any], bool]:
-    """Run one block in ``worker`` (its session's), under ``guard``: a failure fails the build,
-    or under ``mkdocs serve`` shows in the page in place of the output. A timed block waits for
-    the notebooks' cells and the blocks running ahead (``plan.py``): a timing gets the machine
-    to itself. The block's ``reads`` and ``measured`` (a timing's caption) come with it, from the
-    worker's reply."""
+    """Run one block in ``worker`` (its session's), under ``guard``; a timed block once the
+    notebooks' cells and the blocks running ahead are done: a timing gets the machine to itself.
+    With it, from the worker's reply: the files it read and a timing's ``measured``."""
     if timed:
         build.notebooks.wait_for_cells()
     execution = Execution(worker, timed)
@@ -212,13 +218,14 @@ def execute(
     seconds = reply.get("ran_ahead_s", time.perf_counter() - started)
     files = reads.digests(reply.get("read", ()), reply.get("written", ()), build.project_root)
     machine = reply.get("machine") if timed and not outcome.failed else None
+    at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")  # when a timing was measured
     return {
         "id": block_id(options),
         "html": outcome.html,
         "seconds": seconds,
         "ran_on": reply.get("ran_on", ""),
         "environment": reply.get("environment"),
-        "measured": measured_now(machine) if machine else None,
+        "measured": {"at": at, "label": machine} if machine else None,
         "reads": files,
     }, outcome.failed
 
@@ -228,22 +235,7 @@ def render(execution: Execution, /, **options: Any) -> str:
     from markdown_exec import base_format  # imported on use: a cached build needs none of it
 
     # "python" for `py` fences too, as markdown-exec's own python formatter renders them.
-    return str(base_format(language="python", run=partial(_run, execution=execution), **options))
-
-
-def _run(
-    code: str,
-    *,
-    execution: Execution,
-    returncode: int | None = None,  # a shell's exit code; Python has none to check
-    session: str | None = None,  # its worker is ``execution.worker``
-    id: str = "",
-    **extra: Any,
-) -> str:
-    """Run ``code`` in the block's worker; what it printed. A failure raises ``BlockError``."""
-    reply = execution.worker.run(code, block_id({"id": id}), execution.timed, execution.seconds)
-    execution.reply = reply
-    return str(reply["output"])
+    return str(base_format(language="python", run=execution, **options))
 
 
 # ---------------------------------------------------------------- what the page shows of it
@@ -283,11 +275,6 @@ def cacheable(output: str) -> bool:
     # A heading in an output joins the page's table of contents only when markdown-exec
     # renders it: such a block always runs.
     return _HEADING.search(output) is None
-
-
-def measured_now(machine: str) -> dict[str, str]:
-    """When and on what machine (its worker's ``machine_label``) a timing was measured."""
-    return {"at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "label": machine}
 
 
 def measured_caption(measured: dict[str, str] | None, reused: bool) -> str:

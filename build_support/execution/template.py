@@ -1,12 +1,12 @@
 """The template process (a zygote) every session's worker is forked from, warm, and the build's
-handle on it (``Template``; its children are ``Forked``).
+handle on it (``Template``; its children are ``Forked``, the processes the build starts itself
+``Spawned``).
 
 Started once by the build (``python -c BOOT CONFIG``, a process group of its own), it imports
-ahead what every worker would import (``worker.PREIMPORT``; never the course package, whose
-reach is in each block's key), records what that read, starts no JAX backend, then waits on a
-Unix socket to the build. For each request it forks a worker, which leaves for a process group
-of its own, takes the three pipes sent with the request and serves blocks (``worker.serve``).
-It never runs a block itself, so nothing a block does reaches it or a later worker.
+ahead what every worker would import (``worker.PREIMPORT``), records what that read, starts no
+JAX backend, then, for each request on a Unix socket to the build, forks a worker, which leaves
+for a process group of its own, takes the three pipes sent with the request and serves blocks
+(``worker.serve``). It never runs a block itself, so nothing a block does reaches a later worker.
 
 A fork from it is safe: it is single-threaded when it forks (checked in ``/proc/self/task``
 before every fork; OpenBLAS's thread pool, the one thread NumPy starts, is held at one thread
@@ -14,19 +14,18 @@ by ``OPENBLAS_NUM_THREADS=1`` and given back its usual size in each child), it h
 another thread could hold, no backend, no file a block may write. Python's ``random`` re-seeds
 itself in a child; NumPy's global generator is re-seeded here, as a fresh process seeds it.
 
-The *package template*, a child of it that has imported the course package too, forks workers
-in turn: most sessions are one block that imports the package first, and skip that import
-(``parallel_blocks.py --run forked --pages 10``, a worker a block: 23.5 s with it, 36.2 s
-without; medians of 5 and 4 in turns, a loaded 2-core machine, 2026-12). Only a session whose
-first block imports the package before anything can run is forked from it
-(``imports_package_first``), so that its blocks run as a fresh worker's would, and only where
-the import can be kept (it did not raise, print, warn, or start a thread or a process; else the
-log says why once). A changed package gets a new one; the template never imports the package.
+The *package template*, a child of it that has imported the course package too (the template
+never does: a block's reach of the package is in its key), forks the workers of sessions whose
+first block imports the package before anything else can run (``imports_package_first``), so
+that they skip that import and still run as a fresh worker would (``parallel_blocks.py --run
+forked --pages 10``, a worker a block: 23.5 s with it, 36.2 s without; medians of 5 and 4 in
+turns, a loaded 2-core machine, 2026-12). It is used only where the import can be kept (it did
+not raise, print, warn, or start a thread or a process; else the log says why once), and a
+changed package gets a new one.
 
-It says when a child ends (its status, as ``subprocess`` says one) but reaps it only when the
-build releases it, after killing its group: until then its pid cannot be reused, so the
-build's ``killpg`` reaches only the worker's own group. When the build goes (its end of the
-socket closes), it kills every worker's group and ends.
+A template says when a child ends but reaps it only once the build has killed its group: until
+then its pid cannot be reused, so the build's ``killpg`` reaches only that worker. When the
+build goes (its end of the socket closes), it kills every worker's group and ends.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ import ctypes
 import gc
 import importlib
 import io
+import itertools
 import json
 import os
 import random
@@ -48,53 +48,44 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from . import process_tree, reads, worker
-from .worker import receive_on_socket, send_on_socket
+from .worker import START_TIMEOUT_S, receive_on_socket, send_on_socket
 
 BOOT = (
     "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
     "from build_support.execution.template import main; main(config)"
 )
+"""The command line of a process the build starts (``python -c BOOT CONFIG``), with the build's
+own ``sys.path``, so a block imports what it would have imported in the build."""
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"
-START_TIMEOUT_S = 300.0  # a template or a worker that has not imported jax by then is stuck
 _PYTEST = "PYTEST_CURRENT_TEST"  # pytest's note of the running test: changes every test
 _FUTURE = "__future__"  # a compiler directive: its module is always loaded
 _POLL_S = 0.05  # how often the template looks for ended children
+_OPENBLAS_NAMES = (("scipy_openblas_", "64_"), ("scipy_openblas_", ""), ("openblas_", ""))
 
 
 class Unusable(Exception):
     """The template process cannot fork a worker safely: why."""
 
 
-class Spawned:
+class Spawned(subprocess.Popen):
     """A process the build started itself: the template, or a worker where forking is unsafe."""
 
-    def __init__(self, popen: subprocess.Popen) -> None:
-        self.popen, self.pid = popen, popen.pid
-
     @classmethod
-    def start(
-        cls, boot: str, config: dict[str, Any], fds: tuple[int, ...], **options: Any
-    ) -> Spawned:
-        """``python -c boot CONFIG`` with ``fds``, in a process group of its own: killed whole."""
-        command = [sys.executable, "-c", boot, json.dumps(config)]
+    def start(cls, config: dict[str, Any], fds: tuple[int, ...], **options: Any) -> Spawned:
+        """``python -c BOOT CONFIG`` with ``fds``, in a process group of its own: killed whole."""
         options |= {"pass_fds": fds, "stdin": subprocess.DEVNULL, "start_new_session": True}
-        return cls(subprocess.Popen(command, **options))
-
-    def poll(self) -> int | None:
-        return self.popen.poll()
-
-    def wait(self, timeout: float) -> int:
-        return self.popen.wait(timeout=timeout)
+        return cls([sys.executable, "-c", BOOT, json.dumps(config)], **options)
 
     def reap(self) -> None:
         """Reaped, killed first if it has not ended."""
-        if self.popen.poll() is None:
-            self.popen.kill()
+        if self.poll() is None:
+            self.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(timeout=10)
+            self.wait(timeout=10)
 
     def keep_untouched_answer(self, answer: dict[str, Any]) -> None:
         """Not kept: no template holds a spawned worker's starting state (``worker.py``)."""
@@ -132,35 +123,41 @@ class Template:
     """The build's side of a template process: its socket, and how its workers ended. ``start``
     starts the template; ``package_template`` forks, from it, the package template."""
 
-    def __init__(self, process: Spawned | Forked, sock: socket.socket, blas: dict) -> None:
-        self.process, self.socket, self.blas_environment = process, sock, blas
-        self.ended: dict[int, int] = {}
+    def __init__(self, start: Callable[[int], Spawned | Forked], blas: dict) -> None:
+        """The template ``start`` starts, given its end of the socket, once it is ready;
+        ``Unusable`` if it cannot fork safely."""
+        self.started_with = variables()  # the build's when it started
+        self.socket, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.process = start(theirs.fileno())
+        except BaseException:
+            self.socket.close()
+            raise
+        finally:
+            theirs.close()
+        self.blas_environment, self.ended = blas, {}  # pid -> status, of its ended workers
         self.closed_by_template = False  # the template's end of the socket closed
         self.lock = threading.RLock()  # one conversation at a time: workers start side by side
         ready = self._next("ready", START_TIMEOUT_S)
-        self.read_ahead = {path: _signature(path) for path in _outside_python(ready["read_ahead"])}
+        # Python's own files left out (``reads``: keyed by uv.lock and the Python version)
+        found_read = [path for path in ready["read_ahead"] if not reads.excluded(path)]
+        self.read_ahead = {path: _signature(path) for path in found_read}
         self.modules = frozenset(ready.get("modules", ()))  # what its imports loaded
-        self.unusable = ready.get("unusable", "")  # why a package template cannot be used
         self.untouched_answers: dict[str, dict] = {}  # package version -> where blocks ran
         found = dict(ready.get("environment", {}), **blas)  # as a worker's
         self.environment = {k: v for k, v in found.items() if v is not None and k != _PYTEST}
-        self.started_with: dict[str, str] = {}  # the build's variables when it started (``start``)
-        if ready.get("threads") != 1 and not self.unusable:
+        threads, why = ready.get("threads"), ready.get("unusable")  # a package template's
+        if why or threads != 1:
             self.close()
-            raise Unusable(f"the template process runs {ready.get('threads')} threads, not one")
+            raise Unusable(why or f"the template process runs {threads} threads, not one")
 
     @classmethod
     def start(cls, package_dir: str | None) -> Template:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        started_with = variables()
-        config = {"sys_path": sys.path, "socket_fd": theirs.fileno(), "package_dir": package_dir}
-        # OpenBLAS starts no thread pool: forking is safe
-        blas_off = os.environ | {BLAS_THREADS: "1"}
-        process = Spawned.start(BOOT, config, (theirs.fileno(),), env=blas_off)
-        theirs.close()
-        template = cls(process, ours, {BLAS_THREADS: os.environ.get(BLAS_THREADS)})
-        template.started_with = started_with
-        return template
+        """The template, started by the build with OpenBLAS starting no thread pool."""
+        blas = {BLAS_THREADS: os.environ.get(BLAS_THREADS)}
+        config = {"sys_path": sys.path, "package_dir": package_dir}
+        env = os.environ | {BLAS_THREADS: "1"}
+        return cls(lambda fd: Spawned.start(config | {"socket_fd": fd}, (fd,), env=env), blas)
 
     def fits(self, variables: dict[str, str]) -> bool:
         """A worker spawned now with the build's ``variables`` would, once it has imported
@@ -178,31 +175,21 @@ class Template:
     def package_template(self, package: str, package_dir: str) -> Template:
         """A child of this template that has imported ``package`` as a block would (in the
         build's folder, with its ``sys.path``); ``Unusable`` if the import cannot be kept."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        request = {"kind": "package-template", "package": package, "package_dir": package_dir}
-        request |= {"cwd": os.getcwd(), "sys_path": sys.path}
-        try:
-            pid = self._forked(request, (theirs.fileno(),))
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        child = Template(Forked(pid, self), ours, self.blas_environment)
-        if child.unusable:
-            child.close()
-            raise Unusable(child.unusable)
-        return child
+        config = {"package": package, "package_dir": package_dir, "cwd": os.getcwd()}
+        request = {"kind": "package-template", "config": config | {"sys_path": sys.path}}
+        return Template(
+            lambda fd: Forked(self._forked(request, (fd,)), self), self.blas_environment
+        )
 
     def stale(self) -> bool:
         """A file importing ahead read (matplotlib's settings, say) changed since: under
         ``mkdocs serve`` the next worker must import it afresh, as a spawned one would."""
         return any(_signature(path) != seen for path, seen in self.read_ahead.items())
 
-    def fork(self, config: dict[str, Any], worker_ends: tuple[int, int, int]) -> Forked:
-        version = config["package_version"]
-        config = config | {"blas_environment": self.blas_environment}
-        config["untouched_answer"] = self.untouched_answers.get(version)
+    def fork(self, config: dict[str, Any], worker_ends: tuple[int, ...], version: str) -> Forked:
+        """A worker for the package at ``version`` (a digest), with the build's pipes."""
+        answer = self.untouched_answers.get(version)
+        config = config | {"blas_environment": self.blas_environment, "untouched_answer": answer}
         return Forked(self._forked({"kind": "fork", "config": config}, worker_ends), self, version)
 
     def _forked(self, request: dict[str, Any], fds: tuple[int, ...]) -> int:
@@ -264,11 +251,6 @@ def variables() -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name != _PYTEST}
 
 
-def _outside_python(paths: list[str]) -> list[str]:
-    """Those not Python's own (``reads``: keyed by uv.lock and the Python version)."""
-    return [path for path in paths if not reads.excluded(path)]
-
-
 def _signature(path: str) -> tuple[int, int] | None:
     try:
         found = os.stat(path)
@@ -279,9 +261,8 @@ def _signature(path: str) -> tuple[int, int] | None:
 
 def imports_package_first(code: str, package: str, modules: frozenset[str]) -> bool:
     """The code's first statements import ``package`` (or a module of it), with nothing before
-    but a docstring and imports of ``modules`` (those the template holds: each a look-up in
-    ``sys.modules``, no code runs). Anything else (an assignment, a call, an import of a module
-    not yet loaded, whose import runs code) may run before the package's import."""
+    but a docstring and imports of ``modules`` (those the template holds: a look-up in
+    ``sys.modules``, where anything else, an import of a module not yet loaded too, runs code)."""
     try:
         statements = ast.parse(code).body
     except (SyntaxError, ValueError):
@@ -294,8 +275,6 @@ def imports_package_first(code: str, package: str, modules: frozenset[str]) -> b
         if isinstance(statement, ast.Import):
             names = [alias.name for alias in statement.names]
         elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
-            if _in_package(statement.module, package):
-                return True
             # ``from m import n``: a look-up only where ``m.n`` is itself a loaded module (else it
             # may be a submodule Python would import now) or ``m`` is ``__future__``
             names = [statement.module]
@@ -304,15 +283,11 @@ def imports_package_first(code: str, package: str, modules: frozenset[str]) -> b
         else:
             return False
         for name in names:
-            if _in_package(name, package):
+            if f"{name}.".startswith(f"{package}."):  # the package, or a module of it
                 return True
             if name != _FUTURE and name not in modules:
                 return False
     return False
-
-
-def _in_package(name: str, package: str) -> bool:
-    return name == package or name.startswith(package + ".")
 
 
 # ---------------------------------------------------------------- in the template process
@@ -323,87 +298,66 @@ def threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def blas_threads_wanted(original: dict[str, str | None]) -> int | None:
-    """The OpenBLAS thread count a fresh worker gets, by OpenBLAS's own rule: the first of
-    these variables set above 0, else None (OpenBLAS's default: one a processor)."""
+def _restore_blas_threads() -> None:
+    """NumPy's OpenBLAS, if it is loaded, given the thread count a fresh worker's has, by
+    OpenBLAS's own rule: the first of its variables set above 0, else one a processor."""
+    counts = []
     for name in (BLAS_THREADS, "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
-        with contextlib.suppress(TypeError, ValueError):
-            if int(original.get(name) or "") > 0:
-                return int(original[name])
-    return None
-
-
-def _openblas() -> Any:
-    """NumPy's OpenBLAS (its ``set_num_threads`` and ``get_num_procs``), if it is loaded."""
+        with contextlib.suppress(ValueError):
+            counts.append(int(os.environ.get(name, "")))
     with open("/proc/self/maps", encoding="utf-8") as maps:
         paths = {line.split()[-1] for line in maps if "openblas" in line and "/" in line}
-    for path in sorted(paths):
+    for path, (prefix, suffix) in itertools.product(sorted(paths), _OPENBLAS_NAMES):
         library = ctypes.CDLL(path)
-        for prefix, suffix in (
-            ("scipy_openblas_", "64_"),
-            ("scipy_openblas_", ""),
-            ("openblas_", ""),
-        ):
-            setter = getattr(library, f"{prefix}set_num_threads{suffix}", None)
-            procs = getattr(library, f"{prefix}get_num_procs{suffix}", None)
-            if setter is not None and procs is not None:
-                return setter, procs
-    return None
+        setter = getattr(library, f"{prefix}set_num_threads{suffix}", None)
+        procs = getattr(library, f"{prefix}get_num_procs{suffix}", None)
+        if setter is not None and procs is not None:
+            setter(next((count for count in counts if count > 0), 0) or procs())
+            return
 
 
-def _become_worker(
-    request: dict[str, Any], fds: list[int], sock: socket.socket, read_ahead: set[str]
+def _in_child(
+    request: dict[str, Any], fds: list[int], parent: socket.socket, read_ahead: set[str]
 ) -> None:
-    """In the child: a worker of its own group, with the build's pipes; never returns."""
+    """In a forked child: the package template, serving forks on the socket the build sent (or,
+    if the package's import cannot be kept, saying why and ending), or a worker; never returns."""
     try:
-        os.setsid()  # a session and process group of its own: the build kills it whole
+        # A session and process group of its own: the build kills a worker's whole, which never
+        # reaches the package template.
+        os.setsid()
+        parent.close()
+        config = request["config"]
+        os.chdir(config["cwd"])  # where, and with which path, a block runs
+        sys.path[:] = config["sys_path"]
+        if request["kind"] == "package-template":
+            sock = socket.socket(fileno=fds[0])
+            why, read = import_package(config["package"], config["package_dir"])
+            read |= read_ahead
+            ready = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read)}
+            send_on_socket(sock, {"kind": "ready", "unusable": why} | ready)
+            if not why:
+                _fork_on_request(sock, read)
+            os._exit(0)
         requests_fd, replies_fd, console_fd = fds
-        sock.close()
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.dup2(console_fd, 1)
         os.dup2(console_fd, 2)
         for fd in (null, console_fd):
             os.close(fd)
-        config = request["config"]
         original = config["blas_environment"]
         for name, value in original.items():  # the environment a spawned worker would have
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        blas = _openblas()
-        if blas is not None:
-            setter, procs = blas
-            setter(blas_threads_wanted(original) or procs())
+        _restore_blas_threads()
         random.seed()
         if "numpy" in sys.modules:
             sys.modules["numpy"].random.seed()
-        os.chdir(config["cwd"])
-        sys.path[:] = config["sys_path"]
         worker.serve(config, requests_fd, replies_fd, read_ahead)
     finally:
-        os._exit(70)  # serve ends the process itself; anything else is a failure to start
-
-
-def _become_package_template(
-    request: dict[str, Any], fds: list[int], parent: socket.socket, read_ahead: set[str]
-) -> None:
-    """In the child: the package template, serving forks on the socket the build sent, or, if
-    the package's import cannot be kept, saying why and ending; never returns."""
-    try:
-        os.setsid()  # a group of its own: a worker's group killed never reaches it
-        parent.close()
-        sock = socket.socket(fileno=fds[0])
-        os.chdir(request["cwd"])  # where, and with which path, a worker imports it
-        sys.path[:] = request["sys_path"]
-        why, read = import_package(request["package"], request["package_dir"])
-        ready = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead | read)}
-        send_on_socket(sock, {"kind": "ready", "unusable": why} | ready)
-        if not why:
-            _fork_on_request(sock, read_ahead | read)
-    finally:
-        os._exit(0)
+        os._exit(70)  # serving ends the process itself; anything else is a failure to start
 
 
 def import_package(package: str, package_dir: str | None) -> tuple[str, set[str]]:
@@ -432,21 +386,14 @@ def import_package(package: str, package_dir: str | None) -> tuple[str, set[str]
 
 
 def _say_ended(children: dict[int, bool], sock: socket.socket) -> None:
-    """Say the status of every child that ended, once; reaped only on release."""
-    flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
-    for pid, ended_said in list(children.items()):
-        if ended_said:
-            continue
-        try:
-            found = os.waitid(os.P_PID, pid, flags)
-        except ChildProcessError:
-            found = None
-        if found is None:
-            continue
-        killed = found.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
-        children[pid] = True
-        status = -found.si_status if killed else found.si_status
-        send_on_socket(sock, {"kind": "ended", "pid": pid, "status": status})
+    """Say, once, how each child that ended did (as ``subprocess`` says a status)."""
+    for pid in [pid for pid, said in children.items() if not said]:
+        with contextlib.suppress(ChildProcessError):
+            if found := os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                killed = found.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+                status = -found.si_status if killed else found.si_status
+                send_on_socket(sock, {"kind": "ended", "pid": pid, "status": status})
+                children[pid] = True
 
 
 def _until_its_own_group(pid: int) -> None:
@@ -471,9 +418,12 @@ def _release(pid: int, children: dict[int, bool]) -> None:
 
 
 def main(config: dict[str, Any]) -> None:
-    """Import ahead, say ready, then fork a worker for each request until the build goes."""
-    sock = socket.socket(fileno=config["socket_fd"])
+    """A process the build started (``BOOT``): import ahead, then serve blocks as a spawned
+    worker, or, as the template, say ready and fork a worker for each request."""
     read_ahead = worker.import_ahead(config["package_dir"])  # digested with every block's
+    if "socket_fd" not in config:
+        worker.serve(config, config["requests_fd"], config["replies_fd"], read_ahead)
+    sock = socket.socket(fileno=config["socket_fd"])
     ready = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead)}
     ready |= {"modules": sorted(sys.modules), "environment": dict(os.environ)}
     send_on_socket(sock, {"kind": "ready"} | ready)
@@ -481,8 +431,7 @@ def main(config: dict[str, Any]) -> None:
 
 
 def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
-    """Fork a worker (or a package template) for each request until the build goes; never
-    returns."""
+    """Fork a worker (or a package template) for each request until the build goes."""
     children: dict[int, bool] = {}  # pid -> its end said
     try:
         while True:
@@ -509,10 +458,8 @@ def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
             # writes into every object it visits, which would copy the template's pages.
             gc.freeze()
             pid = os.fork()
-            if pid == 0 and request["kind"] == "package-template":
-                _become_package_template(request, fds, sock, read_ahead)
             if pid == 0:
-                _become_worker(request, fds, sock, read_ahead)
+                _in_child(request, fds, sock, read_ahead)
             gc.unfreeze()  # the template itself collects its own objects
             for fd in fds:
                 os.close(fd)

@@ -1,22 +1,15 @@
 """The worker process a session's blocks run in: never the build's own interpreter.
 
-The build forks it from the template process (``template.py``), or where forking is unsafe
-starts it as ``python -c BOOT CONFIG`` (``executor.py``), in a process group of its own, with
-``PREIMPORT`` imported ahead of need (not ``examples``: what a block reaches of the package is
-in its key, so the package is imported by the block, from disk). It reads requests and writes
-replies as framed JSON (``send`` / ``receive``, the one codec the build and the template use
-too) on two pipes of its own; its stdout and stderr are a third pipe the build reads, forwards
-and bounds.
-
-Each request is one block of the worker's one session: its code runs in the session's globals,
-``print`` writes to the block's output, and the reply holds that output, or a description of
-what the block raised (made here, where the traceback is), with what the build records beside
-it: where it ran, the environment ``verify`` compares, the files it read (``reads.py``).
-
-The output limit is enforced here, as the code runs: ``print`` stops the worker the moment it
-passes ``max_output_bytes``. The time and memory limits are the build's (``executor.py``): code
-running here could undo any limit it set on itself. Standard library only, but for the
-pre-import and what a block imports itself.
+Forked from the template process, or spawned where forking is unsafe (``template.py``), in a
+process group of its own, with ``PREIMPORT`` imported ahead of need. It reads requests and
+writes replies as framed JSON (``send`` / ``receive``, the one codec, which the build and the
+template use too) on two pipes; its stdout and stderr are a third pipe the build reads, forwards
+and bounds. Each request is one block of the worker's one session: its code runs in the
+session's globals, ``print`` writes to the block's output, and the reply holds that output, or
+what the block raised (described here, where the traceback is), with where it ran, the
+environment ``verify`` compares, and the files it read (``reads.py``). Of the limits, only the
+output's is enforced here (``print`` stops the worker past it): code running here could undo any
+limit it set on itself, so the others are the build's (``executor.py``).
 
 Where it ran, said without starting a backend: asking JAX for its devices starts the backend
 (~25 ms of a worker's CPU, ~2,000 page faults) for a block that may never have computed with
@@ -49,13 +42,11 @@ from . import compile_cache, process_tree, reads
 
 _HEADER = ">I"  # a frame's length, before its JSON
 HEADER_SIZE = struct.calcsize(_HEADER)
-FILE_NAME = "<code block: id {id}>"
-"""The file name a block's code is compiled under, as markdown-exec names a block with an id."""
+FILE_NAME = "<code block: id {id}>"  # as markdown-exec names a block with an id
 BLOCK_FILE = re.compile(r"^<code block: (?:id )?(?P<name>.*)>$")
 SHOWN_FRAMES = 6
-WHERE_SIGNAL = signal.SIGUSR1
-"""Sent by the build when a block passes its time limit: the worker says where it is, if the
-block lets it, then its process group is killed either way."""
+START_TIMEOUT_S = 300.0  # a template or a worker that has not imported ahead by then is stuck
+WHERE_SIGNAL = signal.SIGUSR1  # past its time limit: the worker says where the block is
 # Imported ahead of need by every worker: never the course package, whose reach is in each
 # block's key; matplotlib's pyplot takes ~0.6 s to import here, as long as jax. The rest is
 # what JAX imports only at a program's first lowering (its MLIR dialects: ~15 ms a worker) and
@@ -73,19 +64,15 @@ PREIMPORT = (
 _MAX_FDS = 3  # a worker's three pipes, sent with the template's fork request
 _USES_JAX = re.compile(r"^\s*(?:from|import)\s+(?:jax|{package})\b", re.MULTILINE)
 
-BOOT = (
-    "import json, sys; config = json.loads(sys.argv[1]); sys.path[:] = config['sys_path']; "
-    "from build_support.execution.worker import main; main(config)"
-)
-"""The spawned worker's command line (``python -c BOOT CONFIG``): the build's own
-``sys.path``, so a block imports what it would have imported in the build."""
-
 
 def frame(message: dict[str, Any]) -> bytes:
-    """One framed message: its length, then its JSON (ASCII: lone surrogates escaped). The one
-    codec: between the build and a worker on their pipes, the build and a template on its socket."""
+    """One framed message: its length, then its JSON (ASCII: lone surrogates escaped)."""
     data = json.dumps(message).encode("ascii")
     return struct.pack(_HEADER, len(data)) + data
+
+
+def frame_length(header: bytes) -> int:
+    return struct.unpack(_HEADER, header)[0]
 
 
 def send(stream: BinaryIO, message: dict[str, Any]) -> None:
@@ -97,14 +84,18 @@ def receive(read: Callable[[int], bytes], received: bytes = b"") -> dict[str, An
     """The next message, ``received`` its first bytes, the rest from ``read`` (a pipe's or a
     socket's: at most the bytes asked for, ``b""`` at the end); None at the end."""
     header = _exactly(read, HEADER_SIZE, received)
-    if header is None:
-        return None
-    data = _exactly(read, frame_length(header))
-    return None if data is None else json.loads(data)
+    data = header and _exactly(read, frame_length(header))
+    return json.loads(data) if data else None
 
 
-def frame_length(header: bytes) -> int:
-    return struct.unpack(_HEADER, header)[0]
+def _exactly(read: Callable[[int], bytes], size: int, data: bytes = b"") -> bytes:
+    """``size`` bytes, or b"" at the end."""
+    while len(data) < size:
+        part = read(size - len(data))
+        if not part:
+            return b""
+        data += part
+    return data
 
 
 def send_on_socket(sock: socket.socket, message: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
@@ -120,15 +111,6 @@ def receive_on_socket(sock: socket.socket) -> tuple[dict[str, Any], list[int]] |
     head, fds, _, _ = socket.recv_fds(sock, HEADER_SIZE, _MAX_FDS)
     message = receive(sock.recv, head) if head else None
     return None if message is None else (message, fds)
-
-
-def _exactly(read: Callable[[int], bytes], size: int, data: bytes = b"") -> bytes | None:
-    while len(data) < size:
-        part = read(size - len(data))
-        if not part:
-            return None
-        data += part
-    return data
 
 
 def starting_state(package: str) -> str:
@@ -181,20 +163,12 @@ class WorkerSession:
     """The worker's side of one session: its globals and what each block reports."""
 
     def __init__(self, config: dict[str, Any], replies: BinaryIO, read_ahead: set[str]) -> None:
-        self.replies = replies
-        self.max_output_bytes = int(config["max_output_bytes"])
-        self.package = config["package"]
-        self.package_dir = config["package_dir"]
+        self.replies, self.config, self.package = replies, config, config["package"]
         self.namespace: dict[str, Any] = {}
-        self.code = ""
-        self.block_id = ""
+        self.code = self.block_id = ""
         self.in_block = False
         self.read_ahead = read_ahead  # read while importing ahead (``import_ahead``)
-        self.compile_cache = config.get("compile_cache")  # JAX's: in no block's reads
         self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
-        # Where a block ran, as an untouched worker of its template answered, if the build
-        # knows it yet, and the state it holds for: this worker's at its start.
-        self.untouched_answer = config.get("untouched_answer")
         self.starting_state = starting_state(self.package)
 
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -206,9 +180,9 @@ class WorkerSession:
         module_name = re.sub(r"[^a-zA-Z\d]+", "_", filename)
         self.namespace["__name__"] = module_name
         sys.modules[module_name] = ModuleType(module_name)
-        output = _Output(self.replies, self.max_output_bytes)
+        output = _Output(self.replies, int(self.config["max_output_bytes"]))
         self.namespace["print"] = output.print
-        with reads.recorded(self.package_dir) as opened:
+        with reads.recorded(self.config["package_dir"]) as opened:
             try:
                 self.in_block = True
                 # dont_inherit: compiled without this module's `from __future__` imports.
@@ -221,23 +195,21 @@ class WorkerSession:
         try:
             where = self.where_it_ran(bool(request.get("timed")))
         except BaseException as error:  # a block broke what the build calls: named
-            described = self.describe(error)
-            described["summary"] = (
-                f"the build could not describe where it ran: {described['summary']}"
-            )
-            return {"kind": "failed"} | described
-        read = compile_cache.outside(opened.read | self.read_ahead, self.compile_cache)
-        written = compile_cache.outside(opened.written, self.compile_cache)
+            failed = self.describe(error, "the build could not describe where it ran: ")
+            return {"kind": "failed"} | failed
+        cache = self.config.get("compile_cache")  # JAX's: in no block's reads
+        read = compile_cache.outside(opened.read | self.read_ahead, cache)
+        written = compile_cache.outside(opened.written, cache)
         files = {"read": sorted(read), "written": sorted(written)}
         return {"kind": "done", "output": "".join(output.parts)} | where | files
 
     def where_it_ran(self, timed: bool) -> dict[str, Any]:
-        """Where the block ran and the environment ``verify`` compares; the build's untouched
-        answer where the block left this worker untouched (module docstring)."""
+        """Where the block ran and the environment ``verify`` compares; the answer of an
+        untouched worker of its template, where the block left this worker untouched too."""
         untouched = not timed and not backend_started()
         untouched = untouched and starting_state(self.package) == self.starting_state
-        if untouched and self.untouched_answer is not None:
-            known = self.untouched_answer
+        known = self.config.get("untouched_answer")
+        if untouched and known is not None:
             ran_on = known["ran_on"] if self.uses_jax.search(self.code) else self.ran_on()
             return {"ran_on": ran_on, "environment": known["environment"], "machine": None}
         where = {
@@ -259,37 +231,55 @@ class WorkerSession:
         return f"computed on cpu · numpy {numpy.__version__} · Python {platform.python_version()}"
 
     def environment(self) -> dict[str, str] | None:
-        """The environment ``python -m examples verify`` compares with a reader's, once a block
-        has imported jax."""
+        """What ``python -m examples verify`` compares with a reader's, once jax is imported."""
         if "jax" not in sys.modules:
             return None
         return __import__(f"{self.package}.verify", fromlist=["environment"]).environment()
 
-    def describe(self, error: BaseException) -> dict[str, Any]:
-        return describe_failure(error, self.code, self.block_id, self.package_dir)
+    def describe(self, error: BaseException, before: str = "") -> dict[str, Any]:
+        """What a block raised, for the build's ``guard.Failure``: its summary, after
+        ``before``, and its frames in the block and in the course package, innermost last."""
+        shown = self._shown(traceback.extract_tb(error.__traceback__))
+        if (
+            isinstance(error, SyntaxError)
+            and error.lineno
+            and BLOCK_FILE.match(error.filename or "")
+        ):
+            shown.append(f"line {error.lineno} of the block: {(error.text or '').strip()}")
+        shown = shown[-SHOWN_FRAMES:]
+        where = shown[-1] if shown else ""
+        return {"summary": before + summary(error), "where": where, "trace": shown}
 
     def say_where(self, signum: int, frame: Any) -> None:
-        """On the build's ``WHERE_SIGNAL`` (past the time limit): the block's frames, if it is
-        still in its code. Written from the main thread, which is inside the block's code and so
-        not writing a reply."""
-        if not self.in_block:
-            return
-        frames = traceback.extract_stack(frame)
-        trace = _shown(frames, self.code, self.block_id, self.package_dir)
-        send(self.replies, {"kind": "where", "where": trace[-1] if trace else "", "trace": trace})
+        """On the build's ``WHERE_SIGNAL``: the block's frames, if it is still in its code.
+        Written from the main thread, which is inside the block's code, not writing a reply."""
+        if self.in_block:
+            trace = self._shown(traceback.extract_stack(frame))
+            where = trace[-1] if trace else ""
+            send(self.replies, {"kind": "where", "where": where, "trace": trace})
 
+    def _shown(self, frames: traceback.StackSummary) -> list[str]:
+        shown = (self._frame(frame) for frame in frames)
+        return [line for line in shown if line]
 
-def describe_failure(
-    error: BaseException, code: str, block_id: str, package_dir: str | None
-) -> dict[str, Any]:
-    """What a block raised, for the build's ``guard.Failure``: its summary and its frames in the
-    block and in the course package (at ``package_dir``), innermost last."""
-    frames = traceback.extract_tb(error.__traceback__)
-    shown = _shown(frames, code, block_id, package_dir)
-    if isinstance(error, SyntaxError) and error.lineno and BLOCK_FILE.match(error.filename or ""):
-        shown.append(f"line {error.lineno} of the block: {(error.text or '').strip()}")
-    shown = shown[-SHOWN_FRAMES:]
-    return {"summary": summary(error), "where": shown[-1] if shown else "", "trace": shown}
+    def _frame(self, frame: traceback.FrameSummary) -> str:
+        """A frame in the block or in the course package, as one line; "" for any other."""
+        block = BLOCK_FILE.match(frame.filename)
+        if block:
+            lines = self.code.splitlines()
+            this_block = block["name"] == self.block_id
+            known = this_block and 0 < (frame.lineno or 0) <= len(lines)
+            line = lines[(frame.lineno or 0) - 1].strip() if known else ""
+            name = "the block" if this_block else f"block {block['name']}"
+            return f"line {frame.lineno} of {name}: {line}".rstrip(": ")
+        if self.config["package_dir"] is None:
+            return ""
+        root = Path(self.config["package_dir"]).resolve()
+        path = Path(frame.filename).resolve()
+        if not path.is_relative_to(root):
+            return ""
+        relative = Path(root.name, path.relative_to(root)).as_posix()
+        return f"{relative}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
 
 
 def summary(error: BaseException) -> str:
@@ -298,44 +288,14 @@ def summary(error: BaseException) -> str:
     module = type(error).__module__
     if module != "builtins" and not module.startswith("_code_block"):  # a block's own class
         name = f"{module}.{name}"
-    message = _message(error)
+    try:
+        message = str(error)
+    except BaseException as unreadable:  # a block's __str__ may raise: its description must not
+        message = f"<its message could not be read: {type(unreadable).__qualname__}>"
     text = f"{name}: {message}" if message else name
     if isinstance(error, SystemExit):
         text += " (a block may not end the build: any SystemExit is a failure)"
     return text
-
-
-def _message(error: BaseException) -> str:
-    """``str(error)``, or why it cannot be read: a block's exception may define ``__str__``
-    that raises, and the description of a failure must not fail in turn."""
-    try:
-        return str(error)
-    except BaseException as unreadable:  # whatever the block's __str__ raises
-        return f"<its message could not be read: {type(unreadable).__qualname__}>"
-
-
-def _shown(frames: Any, code: str, block_id: str, package_dir: str | None) -> list[str]:
-    shown = (_frame(frame, code, block_id, package_dir) for frame in frames)
-    return [line for line in shown if line]
-
-
-def _frame(frame: traceback.FrameSummary, code: str, block_id: str, package: str | None) -> str:
-    """A frame in the block or in the course package, as one line; "" for any other."""
-    block = BLOCK_FILE.match(frame.filename)
-    if block:
-        lines = code.splitlines()
-        this_block = block["name"] == block_id and frame.lineno and frame.lineno <= len(lines)
-        line = lines[frame.lineno - 1].strip() if this_block else ""
-        name = "the block" if this_block or block["name"] == block_id else f"block {block['name']}"
-        return f"line {frame.lineno} of {name}: {line}".rstrip(": ")
-    if package is None:
-        return ""
-    root = Path(package).resolve()
-    path = Path(frame.filename).resolve()
-    if not path.is_relative_to(root):
-        return ""
-    relative = Path(root.name, path.relative_to(root)).as_posix()
-    return f"{relative}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
 
 
 def import_ahead(package_dir: str | None) -> set[str]:
@@ -358,8 +318,8 @@ def import_ahead(package_dir: str | None) -> set[str]:
 
 def serve(config: dict[str, Any], requests_fd: int, replies_fd: int, read_ahead: set[str]) -> None:
     """Say ready, then run each block asked for until the build closes the pipe (or kills the
-    process group). Entered once ``PREIMPORT`` is imported: here (``main``) or in the template
-    process this worker was forked from (``template.py``)."""
+    process group). Entered once ``PREIMPORT`` is imported: in the worker, spawned, or in the
+    template process it was forked from (``template.main``)."""
     # Nothing below the worker outlives it, nor the worker its build (process_tree.py): a pipe
     # the build holds, not the parent, which is the template for a forked worker.
     subreaper = process_tree.keep_descendants()
@@ -373,9 +333,3 @@ def serve(config: dict[str, Any], requests_fd: int, replies_fd: int, read_ahead:
     while (request := receive(requests.read)) is not None:
         send(replies, session.run(request))
     os._exit(0)  # a block's non-daemon thread must not keep the worker alive
-
-
-def main(config: dict[str, Any]) -> None:
-    """A worker spawned on its own (``python -c BOOT``): import ahead, then serve."""
-    read_ahead = import_ahead(config["package_dir"])
-    serve(config, config["requests_fd"], config["replies_fd"], read_ahead)

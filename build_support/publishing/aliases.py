@@ -23,7 +23,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from .uncommitted import refusal, said, uncommitted
+from .uncommitted import refusal, uncommitted, uncommitted_note
 
 LATEST = "latest"
 BRANCH = "gh-pages"
@@ -75,7 +75,7 @@ def main(argv: list[str], repo: Path) -> int:
         print(refusal(changed, version), file=sys.stderr)
         return 1
     if changed:
-        print(f"make publish: deploying {version} {said(changed)}", file=sys.stderr)
+        print(f"make publish: deploying {version} {uncommitted_note(changed)}", file=sys.stderr)
     print(" ".join(deploy_arguments(version, published(repo))))
     return 0
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from mike import commands, driver, git_utils, mkdocs_utils
 from mike.app_version import version as mike_version
 
-from .uncommitted import said, uncommitted
+from .uncommitted import uncommitted, uncommitted_note
 
 BUILDERS = {"mkdocs": "MkDocs", "properdocs": "ProperDocs"}
 """The builders the site builds with: the command (and distribution) and its name."""
@@ -40,7 +40,7 @@ def deploy_message(version: str, changed: list[str]) -> str:
         f"Deployed {git_utils.get_latest_commit('HEAD', short=True)} to {version} with "
         f"{mkdocs_utils.version_info()} and mike {mike_version}"
     )
-    return f"{message}, {said(changed)}" if changed else message
+    return f"{message}, {uncommitted_note(changed)}" if changed else message
 
 
 _mike_deploy = commands.deploy

@@ -60,6 +60,6 @@ def refusal(paths: list[str], version: str) -> str:
     )
 
 
-def said(paths: list[str]) -> str:
+def uncommitted_note(paths: list[str]) -> str:
     """The words the deploy's commit message adds for ``paths``."""
     return f"with uncommitted changes: {', '.join(paths)}"
