@@ -172,6 +172,7 @@ def _run_in_session(
     slot.ran_on = block["ran_on"]
     slot.run.seconds = block["seconds"]
     slot.run.output_digest = digest(block["html"])
+    slot.run.environment = block.get("environment")  # what verify compares: where it ran
 
 
 # ---------------------------------------------------------------- running one block
