@@ -466,6 +466,16 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text()
 
 
+def _wait_for_lines(path: Path, count: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().split()) >= count:
+            return
+        time.sleep(0.2)
+    shown = path.read_text() if path.exists() else "(no file)"
+    raise AssertionError(f"{path} has not {count} lines after {seconds} s: {shown!r}")
+
+
 def test_under_serve_a_notebook_still_running_holds_back_no_page(site):
     """A rebuild does not wait for a notebook still running: its page says so and shows its
     cells, every other page shows its new outputs, and the notebook's page shows its own once
@@ -487,6 +497,9 @@ def test_under_serve_a_notebook_still_running_holds_back_no_page(site):
 
         notebook.write_text(NOTEBOOK.format(pids=str(pids), sleep=600, word="second"))
         wait_for_text(page_url, running, 60)
+        # The page says "running" as soon as the run is planned; its kernel may take a while to
+        # start on a loaded machine, so wait until the cell itself is sleeping.
+        _wait_for_lines(pids, 2, 90)
         (site / "docs" / "index.md").write_text(page_with('print("block says two")'))
         wait_for_text(url, "block says two", 60)  # while the notebook's cell sleeps
         assert running in fetch_text(page_url)
