@@ -37,20 +37,35 @@ from pathlib import Path
 from . import build_lock
 
 SUFFIX = ".building"
-# Process scope: MkDocs loads the hooks afresh for every serve rebuild, and says the served
-# folder once (on_serve).
-SERVED: list[Path] = []
-LOCK = build_lock.RebuildLock()  # its ``serving``: under ``mkdocs serve`` (on_startup says once)
+
+
+@dataclass
+class Serving:
+    """What ``mkdocs serve`` keeps for its process: MkDocs loads the hooks afresh for every
+    rebuild, and says the served folder once (on_serve). Never reset: one serve a process."""
+
+    served: Path | None = None  # the folder the server serves
+    lock: build_lock.RebuildLock = field(default_factory=build_lock.RebuildLock)
+    # A notebook still running when a rebuild ended asks for another once it is done
+    # (``execution/notebooks.py``): a file written into a folder the server watches, its public
+    # way to rebuild. Asked before the server watches (the first build), it is written once it
+    # does; asked from any thread.
+    rebuilds_folder: Path | None = None
+    rebuild_asked_early: bool = False
+    rebuilds_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+SERVE = Serving()  # its ``lock.serving``: under ``mkdocs serve`` (on_startup says once)
 
 
 def take_lock(config_file: str) -> None:
     """Under ``mkdocs serve``: the checkout's build lock, for this build (waited for)."""
-    if LOCK.serving:
-        LOCK.take(Path(config_file).resolve().parent, "make serve's rebuild")
+    if SERVE.lock.serving:
+        SERVE.lock.take(Path(config_file).resolve().parent, "make serve's rebuild")
 
 
 def release_lock() -> None:
-    LOCK.release()
+    SERVE.lock.release()
 
 
 class _ServeWhatIsThere(threading.Condition):
@@ -66,7 +81,7 @@ class _ServeWhatIsThere(threading.Condition):
 def serve_without_waiting(server) -> None:
     """Before the server starts: pages are served at once, from the last whole build."""
     server._epoch_cond = _ServeWhatIsThere()
-    SERVED[:] = [Path(server.root)]
+    SERVE.served = Path(server.root)
 
 
 # MkDocs polls what it watches every 0.5 s (its PollingObserver, chosen because file system
@@ -95,8 +110,8 @@ def poll_often(server, config) -> None:
 def staged(site_dir: str) -> str:
     """Where a build writes: beside the served folder while serving (the first build runs
     before the server is told, into the folder itself, while nothing is served yet)."""
-    if SERVED and Path(site_dir) == SERVED[0]:
-        return str(SERVED[0]) + SUFFIX
+    if SERVE.served and Path(site_dir) == SERVE.served:
+        return str(SERVE.served) + SUFFIX
     return site_dir
 
 
@@ -104,9 +119,9 @@ def move_in(site_dir: str) -> None:
     """A finished serve rebuild, moved into the served folder: every file (each move atomic),
     then out of it what the new build no longer has."""
     staging = Path(site_dir)
-    if not SERVED or staging != Path(str(SERVED[0]) + SUFFIX):
+    served = SERVE.served
+    if served is None or staging != Path(str(served) + SUFFIX):
         return
-    served = SERVED[0]
     built = set()
     for path in sorted(staging.rglob("*")):
         if path.is_dir():
@@ -126,21 +141,8 @@ def move_in(site_dir: str) -> None:
 
 def discard_staging() -> None:
     """At the serve's end: a rebuild's staging folder, left by a stop in the middle of it."""
-    if SERVED:
-        shutil.rmtree(str(SERVED[0]) + SUFFIX, ignore_errors=True)
-
-
-# A notebook still running when a rebuild ended asks for another once it is done
-# (``execution/notebooks.py``): a file written into a folder the server watches, its public
-# way to rebuild. Asked before the server watches (the first build), it is written once it does.
-@dataclass
-class _Rebuilds:
-    folder: Path | None = None  # watched by the server
-    asked_early: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)  # asked from any thread
-
-
-REBUILDS = _Rebuilds()
+    if SERVE.served:
+        shutil.rmtree(str(SERVE.served) + SUFFIX, ignore_errors=True)
 
 
 def watch_for_rebuilds(server) -> None:
@@ -148,17 +150,17 @@ def watch_for_rebuilds(server) -> None:
     folder = Path(tempfile.mkdtemp(prefix="course-serve-rebuilds-"))
     atexit.register(shutil.rmtree, folder, True)
     server.watch(str(folder))
-    with REBUILDS.lock:
-        REBUILDS.folder = folder
-        asked, REBUILDS.asked_early = REBUILDS.asked_early, False
+    with SERVE.rebuilds_lock:
+        SERVE.rebuilds_folder = folder
+        asked, SERVE.rebuild_asked_early = SERVE.rebuild_asked_early, False
     if asked:
         rebuild_soon()
 
 
 def rebuild_soon() -> None:
     """Ask the server for a rebuild (from any thread)."""
-    with REBUILDS.lock:
-        if REBUILDS.folder is None:
-            REBUILDS.asked_early = True
+    with SERVE.rebuilds_lock:
+        if SERVE.rebuilds_folder is None:
+            SERVE.rebuild_asked_early = True
             return
-        (REBUILDS.folder / "rebuild").write_text(f"{time.time()}\n", encoding="utf-8")
+        (SERVE.rebuilds_folder / "rebuild").write_text(f"{time.time()}\n", encoding="utf-8")

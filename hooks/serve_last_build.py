@@ -16,7 +16,7 @@ from build_support import serve_staging, serve_templates
 
 def on_startup(command, dirty):
     if command == "serve":
-        serve_staging.LOCK.serving = True
+        serve_staging.SERVE.lock.serving = True
 
 
 def on_serve(server, config, builder):
@@ -33,7 +33,7 @@ def on_config(config):
 
 
 def on_env(env, config, files):
-    if serve_staging.LOCK.serving:  # a serve rebuild compiles only the templates it has not
+    if serve_staging.SERVE.lock.serving:  # a serve rebuild compiles only the templates it has not
         serve_templates.compile_once(env)
     return env
 

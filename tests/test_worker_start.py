@@ -116,7 +116,7 @@ print(float(jax.jit(lambda x: (x * {n}).sum())(jnp.arange(7.0))))
 
 
 def test_untimed_workers_share_jax_compilation_cache_timed_ones_do_not(build, tmp_path):
-    folder = Path(compile_cache.directory(tmp_path / "store", fresh=False))
+    folder = Path(compile_cache.directory(tmp_path / "store"))
     assert folder.is_relative_to(tmp_path / "store" / compile_cache.FOLDER)
     worker = executor.LazyWorker(build.take_worker)
     reply = worker.run(JIT.format(n=3), "jit", False, 60)
@@ -132,10 +132,11 @@ def test_untimed_workers_share_jax_compilation_cache_timed_ones_do_not(build, tm
 
 
 def test_a_fresh_build_uses_a_compilation_cache_of_its_process_own(tmp_path):
-    fresh = compile_cache.directory(tmp_path, fresh=True)
-    assert fresh == compile_cache.directory(tmp_path, fresh=True)
+    process = state.Process()
+    fresh = process.fresh_compile_folder()
+    assert fresh == process.fresh_compile_folder()
     assert not Path(fresh).is_relative_to(tmp_path)
-    assert compile_cache.directory(tmp_path, fresh=False) != fresh
+    assert compile_cache.directory(tmp_path) != fresh
 
 
 def test_the_compilation_cache_is_pruned_oldest_first_past_its_limit(tmp_path):

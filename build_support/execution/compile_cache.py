@@ -22,7 +22,6 @@ import platform
 import shutil
 import sys
 import tempfile
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -33,8 +32,6 @@ LIMIT_BYTES = 100 * 2**20
 """Past it, ``prune`` deletes the oldest entries when a build takes the folder. Not JAX's own
 bound (``jax_compilation_cache_max_size``): it needs filelock, which the project does not
 install, and locks every entry every worker reads or writes; this runs once per build."""
-_fresh: list[str] = []  # the folder of a FRESH=1 process, made once
-_FRESH_MADE = threading.Lock()
 
 
 def machine_key() -> str:
@@ -61,16 +58,18 @@ def machine_key() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def directory(cache_dir: Path, fresh: bool) -> str:
-    """The folder a build's untimed workers share (``FRESH=1``: one of this process's own)."""
-    if fresh:
-        with _FRESH_MADE:  # workers are taken from several threads: one folder, deleted at exit
-            if not _fresh:
-                _fresh.append(tempfile.mkdtemp(prefix="course-jax-compilation-"))
-                atexit.register(shutil.rmtree, _fresh[0], True)
-        return _fresh[0]
+def directory(cache_dir: Path) -> str:
+    """The folder a build's untimed workers share (``FRESH=1``: ``fresh_directory``)."""
     prune(cache_dir / FOLDER)
     return str((cache_dir / FOLDER / machine_key()).resolve())
+
+
+def fresh_directory() -> str:
+    """A folder of the process's own for a ``FRESH=1`` build (``state.PROCESS`` keeps it, one
+    for every build of the process), deleted when the process ends."""
+    folder = tempfile.mkdtemp(prefix="course-jax-compilation-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def prune(folder: Path, limit_bytes: int = LIMIT_BYTES) -> int:

@@ -55,14 +55,14 @@ def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_nam
         run = notebooks.NotebookRun(src_uri, result=None)  # type: ignore[arg-type]
         build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
-        running = notebooks.BACKGROUND.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
+        running = build.notebooks.threads.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
         if running is not None and (found.entry is not None or running.key != found.key):
             running.cancel()  # done and stored, or its notebook or what it reaches changed
-            notebooks.BACKGROUND.runs.pop(src_uri)
+            build.notebooks.threads.runs.pop(src_uri)
         elif running is not None:  # the same key: this build takes that run over
             build.notebooks.runs[src_uri] = running
             if running.result.done():
-                notebooks.BACKGROUND.runs.pop(src_uri)  # its end is shown once
+                build.notebooks.threads.runs.pop(src_uri)  # its end is shown once
             continue
         if found.entry is not None:  # no kernel: the notebook comes from the cache
             run.ran, run.result = False, Future()

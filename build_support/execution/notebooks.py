@@ -13,9 +13,9 @@ the kernel stops, never after: once it is gone, what a cell detached would be ou
 
 Under ``mkdocs serve`` (``Notebooks.background``) a rebuild does not wait for a notebook still
 running: its page says so (``notebook_page.py``) and the run goes on past the rebuild
-(``BACKGROUND``), then asks for a rebuild (``when_done``), which finds it in the cache. A later
-rebuild with the same key takes that run over; one whose key changed stops it and runs anew.
-The kernels still running are killed when the server stops.
+(``NotebookThreads.runs``), then asks for a rebuild (``when_done``), which finds it in the
+cache. A later rebuild with the same key takes that run over; one whose key changed stops it
+and runs anew. The kernels still running are killed when the server stops.
 """
 
 from __future__ import annotations
@@ -119,9 +119,9 @@ class NotebookRun:
 
 
 @dataclass
-class _Background:
-    """The threads notebooks run in, the process's; under ``mkdocs serve``, the runs going on
-    past the rebuild that started them, by page."""
+class NotebookThreads:
+    """The threads notebooks run in (``state.PROCESS.notebook_threads``); under ``mkdocs
+    serve``, the runs going on past the rebuild that started them, by page."""
 
     runs: dict[str, NotebookRun] = field(default_factory=dict)
     threads: ThreadPoolExecutor | None = None
@@ -129,11 +129,14 @@ class _Background:
     def pool(self) -> ThreadPoolExecutor:
         if self.threads is None:
             self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
-            atexit.register(stop_running)
+            atexit.register(self.stop_running)
         return self.threads
 
-
-BACKGROUND = _Background()
+    def stop_running(self) -> None:
+        """The server stops: every kernel still running is killed."""
+        for run in list(self.runs.values()):
+            run.cancel()
+        self.runs.clear()
 
 
 def _run_into(result: Future, execute: Callable) -> None:
@@ -144,13 +147,6 @@ def _run_into(result: Future, execute: Callable) -> None:
             result.set_result(execute())
         except BaseException as error:  # the page that reads it reports it
             result.set_exception(error)
-
-
-def stop_running() -> None:
-    """The server stops: every kernel still running is killed."""
-    for run in list(BACKGROUND.runs.values()):
-        run.cancel()
-    BACKGROUND.runs.clear()
 
 
 def read_jupytext(path: Path):
@@ -281,8 +277,9 @@ class Notebooks:
 
     cell_timeout_s: float
     memory_bytes: float
+    threads: NotebookThreads  # the process's
     runs: dict[str, NotebookRun] = field(default_factory=dict)
-    background: bool = False  # mkdocs serve: runs go on past the rebuild (``BACKGROUND.runs``)
+    background: bool = False  # mkdocs serve: runs go on past the rebuild (``threads.runs``)
     when_done: Callable[[], None] | None = None  # mkdocs serve: a run ended, rebuild
     _scratch: Path | None = None
     _deferred: list = field(default_factory=list)  # mkdocs serve: started at the build's end
@@ -303,18 +300,18 @@ class Notebooks:
             # Started once the rebuild's pages are built (``start_deferred``): its kernel's
             # start would otherwise take the cores the edited blocks run on.
             run.result = Future()
-            BACKGROUND.runs[run.src_uri] = run
+            self.threads.runs[run.src_uri] = run
             if self.when_done is not None:  # once its result is set: the rebuild reads it
                 when_done = self.when_done
                 run.result.add_done_callback(lambda _: run.cancelled or when_done())
             self._deferred.append((run, execute))
             return
-        run.result = BACKGROUND.pool().submit(execute)
+        run.result = self.threads.pool().submit(execute)
 
     def start_deferred(self) -> None:
         """Under ``mkdocs serve``, once the rebuild's pages are built: its notebooks' runs."""
         for run, execute in self._deferred:
-            BACKGROUND.pool().submit(_run_into, run.result, execute)
+            self.threads.pool().submit(_run_into, run.result, execute)
         self._deferred.clear()
 
     def wait_for_cells(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from .executor import (
     Limits,
     LocalExecutor,
 )
-from .notebooks import Notebooks
+from .notebooks import Notebooks, NotebookThreads
 from .plan import RunAhead
 
 if TYPE_CHECKING:
@@ -137,7 +138,10 @@ class BuildState:
         found = settings.current(self.project_root)
         limits = Limits(MAX_OUTPUT_BYTES, int(found.memory_limit_gib * 2**30), MEMORY_SETTING)
         package_dir = examples_package_dir()
-        cache = compile_cache.directory(store_root(self.project_root), found.fresh)
+        if found.fresh:
+            cache = PROCESS.fresh_compile_folder()
+        else:
+            cache = compile_cache.directory(store_root(self.project_root))
         return limits, package_dir and str(package_dir), cache, key_of(self.environment.package)
 
     def look_up(
@@ -193,6 +197,18 @@ class Process:
     # Its sessions' workers end with each build, its warm template with the process.
     executor: LocalExecutor = field(default_factory=LocalExecutor)
     rebuild: Callable[[], None] = lambda: None  # serve: ask for a rebuild (set in on_startup)
+    # Notebooks' threads and, under serve, the runs outliving their rebuild: stopped at exit.
+    notebook_threads: NotebookThreads = field(default_factory=NotebookThreads)
+    # A FRESH=1 build's JAX compilation folder: made once (workers are taken from several
+    # threads), removed when the process ends.
+    _fresh_compile: list[str] = field(default_factory=list)
+    _fresh_compile_made: threading.Lock = field(default_factory=threading.Lock)
+
+    def fresh_compile_folder(self) -> str:
+        with self._fresh_compile_made:
+            if not self._fresh_compile:
+                self._fresh_compile.append(compile_cache.fresh_directory())
+        return self._fresh_compile[0]
 
 
 PROCESS = Process()
@@ -207,22 +223,12 @@ KEPT_ELSEWHERE = {
     "build_support.execution.reads._installed": "in a worker: an audit hook, never removed",
     "build_support.caching.cache._handler": "logging's handlers are per process, never reset",
     "build_support.publishing.wheel_build.builder_version": "hatchling's, read once a process",
-    "build_support.execution.compile_cache._fresh": (
-        "a FRESH=1 process's compilation cache folder, made once, removed when it ends"
-    ),
-    "build_support.execution.compile_cache._FRESH_MADE": "the lock that makes that folder once",
     "build_support.serve_templates.COMPILED": (
         "the theme's templates compiled under `mkdocs serve`, kept across rebuilds; never reset"
     ),
-    "build_support.serve_staging.SERVED": "the folder `mkdocs serve` serves, said on_serve",
-    "build_support.serve_staging.LOCK": (
-        "the checkout's build lock, held by `mkdocs serve` from a build's on_config to its end"
-    ),
-    "build_support.serve_staging.REBUILDS": (
-        "the folder `mkdocs serve` watches for a notebook's call for a rebuild, said on_serve"
-    ),
-    "build_support.execution.notebooks.BACKGROUND": (
-        "notebook threads; serve: runs that outlive their rebuild, taken over, stopped with it"
+    "build_support.serve_staging.SERVE": (
+        "what `mkdocs serve` keeps across the hooks it loads afresh: the folder it serves, the "
+        "checkout's build lock a rebuild holds, the folder watched for a call for a rebuild"
     ),
     "build_support.caching.reach._PARSED": (
         "serve: the package's modules as parsed, by their text (the oldest dropped past a bound)"
@@ -244,6 +250,7 @@ def start(project_root: Path, config: Any = None) -> BuildState:
         notebooks=Notebooks(
             settings.current(project_root).cell_timeout_s,
             settings.current(project_root).memory_limit_gib * 2**30,
+            PROCESS.notebook_threads,
             background=PROCESS.serving,
             when_done=PROCESS.rebuild if PROCESS.serving else None,
         ),

@@ -1,0 +1,2 @@
+print("Hello World!")
+print("<hr>")  # markdown-exec: hide

@@ -1,0 +1,1 @@
+print("I'm the result!")
