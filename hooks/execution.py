@@ -136,11 +136,7 @@ def _drift(build, project_root: Path):
 
 def on_post_build(config):
     build = state.current()
-    build.ahead.stop()
-    build.notebooks.start_deferred()  # mkdocs serve: its notebooks now run, past the rebuild
-    build.notebooks.finish()
-    build.workers_ended = True  # the hooks after this one ask for no worker (they say so)
-    _end_workers()
+    state.end()  # the hooks after this one ask for no worker (they say so)
     drift = build.drift or record.Drift(None)
     record.write(
         Path(config.site_dir),
@@ -177,17 +173,4 @@ def on_post_build(config):
 
 
 def on_build_error(error):
-    if state.PROCESS.build is not None:  # None: failed before the build started
-        state.PROCESS.build.ahead.stop()
-        state.PROCESS.build.notebooks.start_deferred()  # mkdocs serve: they run all the same
-        state.PROCESS.build.notebooks.finish()
-    _end_workers()
-
-
-def _end_workers():
-    # Nothing a block started outlives the build: every session's worker ends with its process
-    # group. `mkdocs serve` keeps the spare (no block has run in it) for the next rebuild.
-    if state.PROCESS.serving:
-        state.PROCESS.executor.close_sessions()
-    else:
-        state.PROCESS.executor.close()
+    state.end()

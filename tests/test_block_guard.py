@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -475,6 +476,24 @@ def _wait_for_lines(path: Path, count: int, seconds: float) -> None:
     shown = path.read_text() if path.exists() else "(no file)"
     raise AssertionError(f"{path} has not {count} lines after {seconds} s: {shown!r}")
 
+
+def test_a_serve_stopped_while_a_notebook_runs_ends_at_once_and_its_kernel_with_it(site):
+    """Ctrl-C ends ``mkdocs serve`` while a notebook's cell still runs: its kernel is ended
+    before the interpreter waits for the notebook's thread, not after the cell's time limit."""
+    pids = site / "kernels.txt"
+    notebook = site / "docs" / "notebooks" / "slow.py"
+    notebook.parent.mkdir()
+    notebook.write_text(NOTEBOOK.format(pids=str(pids), sleep=600, word="never"))
+    (site / "docs" / "index.md").write_text(page_with('print("block says one")'))
+    with mkdocs_serve(site, {CACHE_DIR_ENV: str(site / "cache")}, site / "serve.log") as served:
+        _wait_for_lines(pids, 1, 90)
+        server, _ = served
+        server.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        server.wait(timeout=60)  # killed by mkdocs_serve past 20 s otherwise: that fails below
+        stopped_in = time.monotonic() - started
+    assert server.returncode != -signal.SIGKILL and stopped_in < 20, stopped_in
+    assert not _alive(int(pids.read_text().split()[0]))
 
 def test_under_serve_a_notebook_still_running_holds_back_no_page(site):
     """A rebuild does not wait for a notebook still running: its page says so and shows its

@@ -13,6 +13,13 @@ from build_support import settings
 from build_support.execution import executor, notebooks, sessions, state
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 
+TIMEOUT_S = settings.read(ROOT).cell_timeout_s
+
+
+def limits() -> notebooks.KernelLimits:
+    """A kernel's limits, as a build sets them (each run its own: they keep what it used)."""
+    return notebooks.KernelLimits(settings.read(ROOT).memory_limit_gib * 2**30)
+
 
 @pytest.fixture
 def a_build(tmp_path, monkeypatch):
@@ -22,7 +29,7 @@ def a_build(tmp_path, monkeypatch):
 
 @pytest.fixture
 def a_notebook_still_running(a_build, monkeypatch):
-    run = notebooks.NotebookRun("notebooks/a.py", result=None)
+    run = notebooks.NotebookRun("notebooks/a.py")
     a_build.notebooks.runs["notebooks/a.py"] = run
     ran = []
     monkeypatch.setattr(
@@ -53,16 +60,16 @@ def test_a_timed_block_waits_for_the_notebooks_and_others_do_not(a_notebook_stil
 def test_cells_done_is_set_after_the_last_cell_and_also_when_a_cell_fails(tmp_path):
     good = tmp_path / "good.py"
     good.write_text("# %%\nx = 1\n\n# %% [markdown]\n# text\n\n# %%\nprint(x + 1)\n")
-    run = notebooks.NotebookRun("good.py", result=None)
-    notebook, seconds = notebooks.execute_notebook(good, "", run)
+    run = notebooks.NotebookRun("good.py", kernel=limits())
+    notebook, seconds = notebooks.execute_notebook(good, "", run, TIMEOUT_S)
     assert run.cells_done.is_set() and seconds > 0
     assert notebook.cells[-1].outputs[0]["text"] == "2\n"
 
     bad = tmp_path / "bad.py"
     bad.write_text("# %%\nx = 1\n\n# %%\nraise ValueError('broken cell')\n")
-    run = notebooks.NotebookRun("bad.py", result=None)
+    run = notebooks.NotebookRun("bad.py", kernel=limits())
     with pytest.raises(notebooks.NotebookError, match=r"bad.py: cell 2 \(raise ValueError"):
-        notebooks.execute_notebook(bad, "", run)
+        notebooks.execute_notebook(bad, "", run, TIMEOUT_S)
     assert run.cells_done.is_set()
 
 
@@ -73,7 +80,8 @@ def test_the_kernel_is_reached_over_unix_sockets_removed_after_the_run(tmp_path,
         "# %%\nimport json\nfrom ipykernel import get_connection_info\n"
         "info = json.loads(get_connection_info())\nprint(info['transport'], info['ip'])\n"
     )
-    ran, _ = notebooks.execute_notebook(notebook, "", notebooks.NotebookRun("where.py", None))
+    where = notebooks.NotebookRun("where.py", kernel=limits())
+    ran, _ = notebooks.execute_notebook(notebook, "", where, TIMEOUT_S)
     transport, ip = ran.cells[0].outputs[0]["text"].split()
     assert transport == "ipc" and os.path.isabs(ip)
     assert not os.path.exists(os.path.dirname(ip))  # the sockets' folder, gone with the kernel
@@ -84,7 +92,7 @@ def test_a_hanging_cell_fails_naming_the_notebook_and_the_cell(tmp_path):
     hangs = tmp_path / "hangs.py"
     hangs.write_text("# %%\nx = 1\n\n# %%\nimport time\ntime.sleep(600)\n")
     with pytest.raises(notebooks.NotebookError) as error:
-        notebooks.execute_notebook(hangs, "", notebooks.NotebookRun("hangs.py", None), 2)
+        notebooks.execute_notebook(hangs, "", notebooks.NotebookRun("hangs.py", kernel=limits()), 2)
     assert "hangs.py: cell 2 (import time) did not finish within 2 s" in str(error.value)
 
 

@@ -260,7 +260,7 @@ def test_a_fresh_build_makes_one_compilation_folder_however_many_threads_ask(tmp
     every fresh build. ``mkdtemp`` is slowed here so that the threads meet in it."""
     from build_support.execution import compile_cache, state
 
-    process = state.Process()  # a process of its own: no FRESH=1 folder made yet
+    process = state.ProcessState()  # a process of its own: no FRESH=1 folder made yet
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     made = tempfile.mkdtemp
 

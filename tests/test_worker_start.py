@@ -132,7 +132,7 @@ def test_untimed_workers_share_jax_compilation_cache_timed_ones_do_not(build, tm
 
 
 def test_a_fresh_build_uses_a_compilation_cache_of_its_process_own(tmp_path):
-    process = state.Process()
+    process = state.ProcessState()
     fresh = process.fresh_compile_folder()
     assert fresh == process.fresh_compile_folder()
     assert not Path(fresh).is_relative_to(tmp_path)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +51,7 @@ def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_nam
         ingredients = build.environment.ingredients(
             source, source=digest(source), kernel=kernel_name
         )
-        run = notebooks.NotebookRun(src_uri, result=None)  # type: ignore[arg-type]
+        run = notebooks.NotebookRun(src_uri)
         build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
         running = build.notebooks.threads.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
@@ -65,7 +64,7 @@ def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_nam
                 build.notebooks.threads.runs.pop(src_uri)  # its end is shown once
             continue
         if found.entry is not None:  # no kernel: the notebook comes from the cache
-            run.ran, run.result = False, Future()
+            run.ran = False
             run.result.set_result(nbformat.reads(found.entry["notebook"], as_version=4))
             run.cells_done.set()
             continue

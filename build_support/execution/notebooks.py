@@ -20,7 +20,6 @@ and runs anew. The kernels still running are killed when the server stops.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -36,7 +35,6 @@ from pathlib import Path
 
 import psutil
 
-from .. import settings
 from . import process_tree
 from .executor import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SETTING, POLL_S, memory_cap_said
 
@@ -99,7 +97,7 @@ class KernelLimits:
 @dataclass
 class NotebookRun:
     src_uri: str
-    result: Future  # the executed notebook, or the error that stopped it
+    result: Future = field(default_factory=Future)  # the executed notebook, or its error
     # Set once the last cell has run (or a cell failed): the kernel is then only shutting
     # down, which takes little CPU, so timed blocks need not wait for it.
     cells_done: threading.Event = field(default_factory=threading.Event)
@@ -129,7 +127,7 @@ class NotebookThreads:
     def pool(self) -> ThreadPoolExecutor:
         if self.threads is None:
             self.threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="notebook")
-            atexit.register(self.stop_running)
+            process_tree.before_threads_join(self.stop_running)
         return self.threads
 
     def stop_running(self) -> None:
@@ -161,9 +159,9 @@ def read_jupytext(path: Path):
     return notebook
 
 
-def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: float = 0):
+def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: float):
     """Run every cell of the jupytext notebook at ``path`` in a fresh kernel, in its folder,
-    under ``run.kernel`` (or the settings' limits), setting ``run.cells_done`` once they ran.
+    under ``run.kernel``, setting ``run.cells_done`` once they ran.
     The kernel is reached over Unix sockets in a folder only this user can enter, not over TCP
     ports any local user can connect to.
 
@@ -175,8 +173,8 @@ def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: 
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
     from traitlets.config import Config
 
-    timeout_s = timeout_s or settings.current().cell_timeout_s
-    limits = run.kernel or KernelLimits(settings.current().memory_limit_gib * 2**30)
+    limits = run.kernel
+    assert limits is not None, "the run's kernel limits come first (Notebooks.start)"
     started = time.perf_counter()
     notebook = read_jupytext(path)
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
@@ -299,7 +297,6 @@ class Notebooks:
         if self.background:
             # Started once the rebuild's pages are built (``start_deferred``): its kernel's
             # start would otherwise take the cores the edited blocks run on.
-            run.result = Future()
             self.threads.runs[run.src_uri] = run
             if self.when_done is not None:  # once its result is set: the rebuild reads it
                 when_done = self.when_done

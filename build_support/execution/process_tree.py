@@ -22,6 +22,7 @@ import select
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 import psutil
 
@@ -55,6 +56,13 @@ def die_with_parent(signum: int = signal.SIGTERM, parent: int | None = None) -> 
     _prctl(PR_SET_PDEATHSIG, signum)
     if os.getppid() != parent:
         os.kill(os.getpid(), signum)
+
+
+def before_threads_join(stop: Callable[[], None]) -> None:
+    """``stop`` at the interpreter's exit, before it joins concurrent.futures' threads (a
+    private hook of threading's, where concurrent.futures registers its join; atexit runs after
+    it): a thread waiting on a worker or a kernel is freed by its end, not by its time limit."""
+    threading._register_atexit(stop)  # type: ignore[attr-defined]
 
 
 def signal_name(number: int) -> str:

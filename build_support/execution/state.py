@@ -1,7 +1,8 @@
 """One build's state (``BuildState``: its sessions, notebooks, run-ahead and runs), and the
 process's (``PROCESS``). A new ``BuildState`` is made for every build, so a ``mkdocs serve``
-rebuild starts with no session or notebook left over. It imports none of the modules that drive
-it (``sessions``, ``plan``, ``notebook_page``); they take it as their first argument.
+rebuild starts with no session or notebook left over. The modules that drive it (``sessions``,
+``notebook_page``, ``plan``'s planning) take it as their first argument; it imports only
+``plan``'s ``RunAhead``, which it holds.
 
 MkDocs calls hooks, and markdown-exec its formatters, as plain functions of the process: they
 reach the build running now through ``PROCESS`` (``current()``), which also holds the serve flag
@@ -17,7 +18,6 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ from .executor import (
     MAX_OUTPUT_BYTES,
     MEMORY_SETTING,
     BlockError,
+    Executor,
     Limits,
     LocalExecutor,
 )
@@ -106,7 +107,9 @@ class BuildState:
     sessions: dict[tuple[str, str], Session] = field(default_factory=dict)  # (page, name)
     drift: Drift | None = None  # set with the Build report (make publish only)
     ahead: RunAhead = field(init=False)  # blocks run ahead of their pages, side by side
-    workers_ended: bool = False  # hooks/execution.py's on_post_build ends this build's workers
+    workers_ended: bool = False  # set by ``end``: no worker is taken after it
+    _workers_start: tuple[Limits, str | None, str, str] | None = None
+    _workers_start_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.ahead = RunAhead(self.take_worker)
@@ -128,10 +131,17 @@ class BuildState:
         cache = None if timed else cache
         return PROCESS.executor.take(limits, PACKAGE, package_dir, cache, first_code, version)
 
-    @cached_property
+    @property
     def _for_workers(self) -> tuple[Limits, str | None, str, str]:
-        """What every worker of this build starts with, read once: its limits, the package's
-        folder, JAX's compilation cache, and the package's digest (its package template's)."""
+        """What every worker of this build starts with, read once (run-ahead threads ask at
+        once): its limits, the package's folder, JAX's compilation cache (pruned here, once a
+        build), and the package's digest (its package template's)."""
+        with self._workers_start_lock:
+            if self._workers_start is None:
+                self._workers_start = self._read_for_workers()
+            return self._workers_start
+
+    def _read_for_workers(self) -> tuple[Limits, str | None, str, str]:
         from ..caching.environment import examples_package_dir
         from ..caching.store import store_root
 
@@ -189,13 +199,13 @@ class BuildState:
 
 
 @dataclass
-class Process:
+class ProcessState:
     """The build process's own state, kept across the builds of one ``mkdocs serve``."""
 
     serving: bool = False  # MkDocs' command is serve: said once a process, in on_startup
     build: BuildState | None = None  # the build running now: replaced by each build's on_config
     # Its sessions' workers end with each build, its warm template with the process.
-    executor: LocalExecutor = field(default_factory=LocalExecutor)
+    executor: Executor = field(default_factory=LocalExecutor)
     rebuild: Callable[[], None] = lambda: None  # serve: ask for a rebuild (set in on_startup)
     # Notebooks' threads and, under serve, the runs outliving their rebuild: stopped at exit.
     notebook_threads: NotebookThreads = field(default_factory=NotebookThreads)
@@ -211,7 +221,7 @@ class Process:
         return self._fresh_compile[0]
 
 
-PROCESS = Process()
+PROCESS = ProcessState()
 
 KEPT_ELSEWHERE = {
     "build_support.settings._running": (
@@ -243,13 +253,14 @@ loads afresh for each rebuild. ``tests/test_build_seams.py`` checks that no othe
 def start(project_root: Path, config: Any = None) -> BuildState:
     """A new build, the process's current one from now on; ``config``: MkDocs' config (its
     Markdown settings are in every block's key)."""
+    found = settings.current(project_root)
     PROCESS.build = BuildState(
         project_root=project_root,
         cache=ExecutionCache.for_project(project_root),
         environment=Environment.read(project_root, config),
         notebooks=Notebooks(
-            settings.current(project_root).cell_timeout_s,
-            settings.current(project_root).memory_limit_gib * 2**30,
+            found.cell_timeout_s,
+            found.memory_limit_gib * 2**30,
             PROCESS.notebook_threads,
             background=PROCESS.serving,
             when_done=PROCESS.rebuild if PROCESS.serving else None,
@@ -257,6 +268,23 @@ def start(project_root: Path, config: Any = None) -> BuildState:
         config=config,
     )
     return PROCESS.build
+
+
+def end() -> None:
+    """The build's end, finished or failed: nothing runs ahead any more, its notebooks' runs are
+    waited for (``mkdocs serve``: started, to go on past the rebuild), and every session's
+    worker ends with its process group; serve keeps the spare (no block has run in it) for the
+    next rebuild. No worker is taken after it."""
+    build = PROCESS.build
+    if build is not None:  # None: failed before the build started
+        build.ahead.stop()
+        build.notebooks.start_deferred()
+        build.notebooks.finish()
+        build.workers_ended = True
+    if PROCESS.serving:
+        PROCESS.executor.close_sessions()
+    else:
+        PROCESS.executor.close()
 
 
 def drop_examples_modules() -> list[str]:
