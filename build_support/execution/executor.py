@@ -132,8 +132,8 @@ class Worker:
         self.block_id = block_id
         try:
             send(self.requests, {"code": code, "id": block_id, "timed": timed})
-        except OSError:
-            self._wait("done", 1.0, seconds)  # says how it ended
+        except OSError:  # it closed its end of the requests: ended, or ending
+            raise self._failed(self._how_it_ended()) from None
         reply = self._wait("done", seconds, seconds)
         answer = reply.pop("untouched_answer", None)  # worker.py: where an untouched one ran
         if answer is not None:
@@ -352,11 +352,8 @@ class LocalExecutor:
         with self.lock:
             if self.exiting:
                 raise BlockError("the build is stopping: no block starts")
-            if not self.at_exit:  # an interrupted build too ends its workers
-                # Ahead of the interpreter joining the run-ahead's threads, as concurrent.futures
-                # registers its own join (a private hook of threading's; atexit runs after it):
-                # a thread waiting on a block is freed by its worker's end, not its time limit.
-                threading._register_atexit(self._exit)
+            if not self.at_exit:  # an interrupted build too ends its workers, freeing the
+                process_tree.before_threads_join(self._exit)  # run-ahead threads waiting on them
                 self.at_exit = True
             # A template that imported with another path or variables, or read files since
             # changed, is not what a worker spawned now would be; nor is a spare spawned with

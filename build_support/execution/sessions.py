@@ -145,7 +145,7 @@ def _run_from_start(build: BuildState, session: Session) -> None:
     """Run the session's blocks so far again, in a new worker: after a stored run, or a run
     ahead, that the page's next block does not match."""
     session.close()  # a new worker, with no block run yet
-    session.blocks, session.measured = [], None
+    session.blocks, session.measured, session.reads = [], None, {}  # the new run's alone
     for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
         slot.run.ran, slot.run.reasons = True, list(session.reasons)
         _run_in_session(build, session, earlier, slot)

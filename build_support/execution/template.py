@@ -406,10 +406,13 @@ def _until_its_own_group(pid: int) -> None:
             time.sleep(0.0005)
 
 
-def _release(pid: int, children: dict[int, bool]) -> None:
-    # Not reaped yet: the pid is still this child's. What a block detached (setsid) is below it
-    # (a child subreaper) and goes first, then its group: once it is gone they are out of reach.
-    process_tree.end_tree(pid)
+def _release(pid: int, children: dict[int, bool], tree: bool = False) -> None:
+    # Not reaped yet: the pid is still this child's. Its tree is the build's to end
+    # (``Worker.close``, before it asks for the release); where the build has gone (``tree``),
+    # what a block detached (setsid) is below it (a child subreaper) and goes first, then its
+    # group: once it is gone they are out of reach.
+    if tree:
+        process_tree.end_tree(pid)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
@@ -468,5 +471,5 @@ def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
             send_on_socket(sock, {"kind": "forked", "pid": pid})
     finally:
         for pid in list(children):
-            _release(pid, children)
+            _release(pid, children, tree=True)
         os._exit(0)
