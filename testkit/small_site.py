@@ -51,7 +51,7 @@ markdown_extensions:
 {extensions}  - pymdownx.superfences
 plugins:
   - markdown-exec:
-      languages: [python]
+      languages: [python, py, pycon, sh, bash, console, md, markdown, tree] # as mkdocs.yml
   - mkdocs-jupyter:
       include: ["notebooks/*.py"]
       ignore: ["*.md"]

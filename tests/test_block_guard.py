@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV
-from build_support.execution import guard
+from build_support.execution import executor, guard
 from testkit.author import author_env
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
@@ -111,10 +111,10 @@ def test_a_block_within_its_limit_is_untouched_and_a_bad_limit_is_named(site):
 
 
 def test_an_output_over_the_size_limit_fails_the_build_naming_it(site):
-    result, _ = build(site, f"print('x' * {guard.MAX_OUTPUT_BYTES})")
+    result, _ = build(site, f"print('x' * {executor.MAX_OUTPUT_BYTES})")
     assert result.returncode == 1
     assert FAILED + "its output passed the limit of " in result.stderr
-    just_under = guard.MAX_OUTPUT_BYTES - 10_000  # markdown-exec wraps it in a few tags
+    just_under = executor.MAX_OUTPUT_BYTES - 10_000  # markdown-exec wraps it in a few tags
     result, _ = build(site, f"print('x' * {just_under})")
     assert result.returncode == 0, result.stderr
 
@@ -402,7 +402,7 @@ def test_a_fault_planted_in_each_step_of_the_handling_fails_the_block_named(
     monkeypatch.setattr(importlib.import_module(where), step, planted)
     options = {"code": "print('hi')", "id": "b", "extra": {}, "md": markdown.Markdown()}
     with pytest.raises(guard.BlockFailed) as failed:
-        sessions.formatter(a_build)(**options)
+        sessions.formatter(a_build, "python")(**options)
     said = "page page.md, block 'b' failed: the build could not handle its output: RuntimeError"
     assert said in str(failed.value)
 
@@ -494,6 +494,7 @@ def test_a_serve_stopped_while_a_notebook_runs_ends_at_once_and_its_kernel_with_
         stopped_in = time.monotonic() - started
     assert server.returncode != -signal.SIGKILL and stopped_in < 20, stopped_in
     assert not _alive(int(pids.read_text().split()[0]))
+
 
 def test_under_serve_a_notebook_still_running_holds_back_no_page(site):
     """A rebuild does not wait for a notebook still running: its page says so and shows its

@@ -259,7 +259,7 @@ def test_a_block_runs_in_its_sessions_worker_and_its_failure_is_raised(caplog):
 
     def block(code: str, worker: executor.LazyWorker) -> str:
         options = {"code": code, "md": markdown.Markdown(), "id": "b", "extra": {}}
-        return sessions.render(sessions.Execution(worker), **options)
+        return sessions.render(sessions.WorkerCall(worker), **options)
 
     build = state.start(ROOT)
     session, alone = executor.LazyWorker(build.take_worker), executor.LazyWorker(build.take_worker)
@@ -290,9 +290,9 @@ def test_a_blocks_path_from_markdown_exec_to_its_workers_reply_is_at_most_10_fra
     depths = []
 
     class Worker:
-        def run(self, code, block_id, timed, seconds):
+        def run(self, code, block_id, timed, seconds, how=None):
             frame, depth = sys._getframe(), 1
-            while frame.f_code.co_name != "format_python":  # markdown-exec's call
+            while frame.f_code.co_name != "format_fence":  # markdown-exec's call
                 frame, depth = frame.f_back, depth + 1
             depths.append(depth)
             return {"output": "hi\n", "ran_on": "here"}
@@ -304,7 +304,7 @@ def test_a_blocks_path_from_markdown_exec_to_its_workers_reply_is_at_most_10_fra
     build = state.start(ROOT)
     build.page = "page.md"
     monkeypatch.setattr(build, "take_worker", lambda timed=False, first_code="": Worker())
-    format_python = sessions.formatter(build)
+    format_python = sessions.formatter(build, "python")
     format_python(code="print(1)", id="alone", extra={}, md=markdown.Markdown())
     build.sessions[("page.md", "s")] = state.Session(name="s")
     format_python(code="print(2)", id="in", extra={}, md=markdown.Markdown(), session="s")

@@ -67,9 +67,11 @@ def build(tmp_path, monkeypatch):
 def run(build, first: str, then: str = "", package: str = "examples", version: str = "v1"):
     """A session of ``first`` (then ``then``) for ``package`` at ``version``: what it printed
     last, as JSON, and its last reply."""
-    limits = executor.Limits(2**20, 2**32, "test")
+    limits = executor.Limits(2**20, 2**32)
     package_dir = os.path.dirname(sys.modules[package].__file__)
-    worker = state.PROCESS.executor.take(limits, package, package_dir, None, first, version)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(executor, "PACKAGE", package)
+        worker = state.PROCESS.executor.take(limits, package_dir, None, first, version)
     try:
         reply = worker.run(first, "first", False, 60)
         if then:
@@ -151,12 +153,13 @@ def test_a_package_whose_import_cannot_be_kept_is_imported_by_each_worker_said_o
     name = "planted_" + why.split()[1]
     plant(tmp_path, monkeypatch, name, "")  # found by the build, then its import planted:
     (tmp_path / "planted" / name / "__init__.py").write_text(source)
-    limits = executor.Limits(2**20, 2**32, "test")
+    limits = executor.Limits(2**20, 2**32)
     package_dir = str(tmp_path / "planted" / name)
+    monkeypatch.setattr(executor, "PACKAGE", name)
     held = state.PROCESS.executor
     with caplog.at_level(logging.INFO, logger="mkdocs.hooks.execution"):
         for _ in range(2):
-            worker = held.take(limits, name, package_dir, None, f"import {name}", "v1")
+            worker = held.take(limits, package_dir, None, f"import {name}", "v1")
             try:
                 assert worker.process.template is held.template  # not the package template
                 if "raise" in source:  # the block that imports it says so

@@ -13,11 +13,12 @@ import json
 import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import markdown
 import pytest
 
-from build_support.execution import fences, plan
+from build_support.execution import fences, plan, sessions, state
 from build_support.execution.executor import BlockError
 from testkit.build import mkdocs_build
 from testkit.small_site import ONE_PAGE_CONFIG
@@ -109,7 +110,8 @@ def test_the_plan_reads_every_executed_fence_as_markdown_exec_passes_it():
     expected = markdown_exec_options(PAGE)
     assert len(expected) == 8  # the fences above that run
     assert expected[-1]["code"] == "print(8)\n"
-    assert [fence.options for fence in fences.read(PAGE, ("python",))] == expected
+    read = [fence.options for fence in fences.read(PAGE, ("python",))]
+    assert read == [options | {"language": "python"} for options in expected]
 
 
 def test_the_plan_skips_a_fence_whose_timeout_the_page_will_refuse():
@@ -140,7 +142,7 @@ class StandIn:
     def __init__(self, log: list) -> None:
         self.log, self.closed = log, False
 
-    def run(self, code, block, timed, seconds):
+    def run(self, code, block, timed, seconds, how):
         started = time.monotonic()
         if code == "fail":
             raise BlockError("ZeroDivisionError: division by zero")
@@ -154,9 +156,13 @@ class StandIn:
         self.closed = True
 
 
+HOW = {"kind": "python"}  # fences.to_run's, as the page asks for it too
+
+
 def job(page: str, *codes: str) -> plan.Job:
     requests = [
-        plan.Request(code, f"{page}-{n}", f"own-{page}-{n}", 60.0) for n, code in enumerate(codes)
+        plan.Request(code, f"{page}-{n}", f"own-{page}-{n}", 60.0, HOW)
+        for n, code in enumerate(codes)
     ]
     return plan.Job(page, requests)
 
@@ -177,7 +183,9 @@ def run_ahead():
 
 
 def claim(pool: plan.RunAhead, found: plan.Job):
-    return pool._claim(found)
+    """The page's claim of the session ``found`` was added for."""
+    (page_and_session,) = [key for key, jobs in pool.jobs.items() if found in jobs]
+    return pool.claim(*page_and_session)
 
 
 def until(condition, seconds: float = 10.0) -> None:
@@ -193,7 +201,7 @@ def test_jobs_run_side_by_side_each_in_a_worker_of_its_own_closed_after(run_ahea
     run_ahead.add(first, "alone")
     run_ahead.add(second, "s")
     replies = claim(run_ahead, first)
-    assert replies.run("0.4", "a-0", False, 60.0)["output"] == "a-0 ran\n"
+    assert replies.run("0.4", "a-0", False, 60.0, HOW)["output"] == "a-0 ran\n"
     claim(run_ahead, second)
     (a, a_start, a_end), (b, b_start, b_end) = sorted(run_ahead.log)[:2]
     assert (a, b) == ("a-0", "b-0") and b_start < a_end and a_start < b_end  # at once
@@ -236,9 +244,9 @@ def test_a_failure_ahead_is_the_blocks_in_its_pages_turn(run_ahead):
     run_ahead.add(failing, "s")
     run_ahead.add(broken, "alone")
     replies = claim(run_ahead, failing)
-    replies.run("0.1", "a-0", False, 60.0)
+    replies.run("0.1", "a-0", False, 60.0, HOW)
     with pytest.raises(BlockError, match="ZeroDivisionError"):
-        replies.run("fail", "a-1", False, 60.0)
+        replies.run("fail", "a-1", False, 60.0, HOW)
     assert claim(run_ahead, broken) is None  # the build's own fault: the page runs it
     assert isinstance(broken.future.exception(), OSError)
 
@@ -249,7 +257,26 @@ def test_replies_are_only_for_what_ran(run_ahead):
     replies = claim(run_ahead, ran)
     assert not replies.ran_next({"code": "0.1", "id": "other"})
     with pytest.raises(RuntimeError, match="other than it ran ahead"):
-        replies.run("0.2", "a-0", False, 60.0)
+        replies.run("0.2", "a-0", False, 60.0, HOW)
+
+
+def test_a_session_run_again_from_its_start_keeps_only_the_new_runs_reads(monkeypatch):
+    """A run ahead (or stored run) the page did not match is discarded: the files it read are
+    not the new run's, and its blocks' records are the new run's."""
+    build = SimpleNamespace(page="a.md", ahead=SimpleNamespace(claim=lambda page, name: None))
+    build.take_worker = lambda timed, code: pytest.fail("execute is a stand-in")
+    options = {"code": "print(1)", "id": "first", "session": "s", "extra": {}}
+    session = state.Session(name="s", reads={"discarded.txt": "its digest"})
+    stale = {"html": "<p>stale</p>", "ran_on": "ahead", "seconds": 9.0}
+    session.new_slot(sessions.run_record(build, session, options, stale, ran=False))
+    session.options_seen.append(options)
+    block = {"id": "first", "html": "<p>1</p>", "seconds": 0.5, "ran_on": "here"}
+    new = block | {"environment": None, "measured": None, "reads": {"read.txt": "its digest"}}
+    monkeypatch.setattr(sessions, "execute", lambda *args: (dict(new), False))
+    sessions._run_from_start(build, session)
+    assert session.reads == {"read.txt": "its digest"}
+    (slot,) = session.slots
+    assert (slot.run.ran, slot.run.seconds, slot.html) == (True, 0.5, "<p>1</p>")
 
 
 def test_stop_drops_what_is_queued(run_ahead):

@@ -9,7 +9,8 @@ process in a group of its own, handed one block at a time and waited on holding 
 and at the end of every build: it never runs two sessions' code. A rebuild that runs no block
 starts none.
 
-The limits are enforced here, where the block cannot reach them: time (past it the worker is
+The limits are enforced here, where the block cannot reach them (one a worker set on itself,
+its block's code could undo): time (past it the worker is
 asked where it is, ``WHERE_SIGNAL``, not waited for, then killed); output (the worker stops
 itself once ``print`` passes ``MAX_OUTPUT_BYTES``; the build bounds the replies and the
 stdout/stderr it forwards, so its own memory stays small); memory (the worker's and its
@@ -41,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
+from ..section import PACKAGE
 from . import process_tree
 from .template import Forked, Spawned, Template, Unusable, imports_package_first, variables
 from .worker import HEADER_SIZE, START_TIMEOUT_S, WHERE_SIGNAL, frame_length, send
@@ -74,7 +76,6 @@ class Limits:
 
     max_output_bytes: int
     memory_bytes: int
-    memory_setting: str  # how the memory cap is set, for the failure that names it
 
 
 def memory_cap_said(memory_bytes: float, setting: str) -> str:
@@ -85,7 +86,9 @@ def memory_cap_said(memory_bytes: float, setting: str) -> str:
 class SessionWorker(Protocol):
     """A session's worker as its blocks see it."""
 
-    def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]: ...
+    def run(
+        self, code: str, block_id: str, timed: bool, seconds: float, how: dict | None = None
+    ) -> dict[str, Any]: ...
 
     def close(self) -> None: ...
 
@@ -95,7 +98,7 @@ class Executor(Protocol):
     ``first_code``; ``close_sessions`` ends them all (each build's end), ``close`` all it holds."""
 
     # fmt: off
-    def take(self, limits: Limits, package: str, package_dir: str | None, cache: str | None,
+    def take(self, limits: Limits, package_dir: str | None, cache: str | None,
              first_code: str = "", package_version: str = "") -> SessionWorker: ...
     # fmt: on
 
@@ -123,20 +126,22 @@ class Worker:
     # thread does, and a descriptor closed twice may close another worker's, opened since.
     closed: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]:
-        """Run one block; its reply (``done``), or ``BlockError`` saying why it failed."""
+    def run(
+        self, code: str, block_id: str, timed: bool, seconds: float, how: dict | None = None
+    ) -> dict[str, Any]:
+        """Run one block (``how``: ``fences.to_run``'s); its reply (``done``), or ``BlockError``
+        saying why it failed."""
         if self.ended:
             raise BlockError(f"its session's worker had ended at an earlier block: {self.ended}")
         if self.subreaper is None:  # until it has imported ahead
             self.subreaper = self._wait("ready", START_TIMEOUT_S, None).get("subreaper", True)
         self.block_id = block_id
         try:
-            send(self.requests, {"code": code, "id": block_id, "timed": timed})
+            send(self.requests, {"code": code, "id": block_id, "timed": timed} | (how or {}))
         except OSError:  # it closed its end of the requests: ended, or ending
             raise self._failed(self._how_it_ended()) from None
         reply = self._wait("done", seconds, seconds)
-        answer = reply.pop("untouched_answer", None)  # worker.py: where an untouched one ran
-        if answer is not None:
+        if (answer := reply.pop("untouched_answer", None)) is not None:  # worker.py's docstring
             self.process.keep_untouched_answer(answer)
         return reply
 
@@ -216,7 +221,7 @@ class Worker:
         self.memory_read_at = now
         used = process_tree.resident_bytes(self.process.pid)  # subreaped: what it detached too
         if used > self.limits.memory_bytes:
-            cap = memory_cap_said(self.limits.memory_bytes, self.limits.memory_setting)
+            cap = memory_cap_said(self.limits.memory_bytes, MEMORY_SETTING)
             raise self._failed(f"it used {used / 2**30:.1f} GiB, past {cap}")
 
     def _time_is_up(self, selector: selectors.BaseSelector, seconds: float | None) -> None:
@@ -280,10 +285,12 @@ class LazyWorker:
         self.take, self.timed = take, timed
         self.worker: SessionWorker | None = None
 
-    def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]:
+    def run(
+        self, code: str, block_id: str, timed: bool, seconds: float, how: dict | None = None
+    ) -> dict[str, Any]:
         if self.worker is None:
             self.worker = self.take(self.timed, code)
-        return self.worker.run(code, block_id, timed, seconds)
+        return self.worker.run(code, block_id, timed, seconds, how)
 
     def close(self) -> None:
         if self.worker is not None:
@@ -320,8 +327,7 @@ class LocalExecutor:
     """The process's workers: those running sessions now, and how the next one starts.
 
     Process scope (``state.PROCESS``), so that under ``mkdocs serve`` the template (or the
-    spare) started for one rebuild serves the next; ``close_sessions`` ends every session's
-    worker at the end of each build, ``close`` the template and spare too."""
+    spare) started for one rebuild serves the next."""
 
     template: Template | None = None
     package_template: Template | None = None  # the template's child holding the package too
@@ -338,7 +344,6 @@ class LocalExecutor:
     def take(
         self,
         limits: Limits,
-        package: str,
         package_dir: str | None,
         cache: str | None,
         first_code: str = "",
@@ -347,7 +352,7 @@ class LocalExecutor:
         """Forked from the template (from the package template, for the package at
         ``package_version``, where ``first_code`` imports the package first), or spawned."""
         config = {"sys_path": sys.path, "cwd": os.getcwd(), "compile_cache": cache}
-        config |= {"package": package, "package_dir": package_dir}
+        config |= {"package": PACKAGE, "package_dir": package_dir}
         config |= {"max_output_bytes": limits.max_output_bytes}
         with self.lock:
             if self.exiting:
@@ -367,7 +372,7 @@ class LocalExecutor:
                 self.started_with = wanted
             worker = self._forked(limits, config, first_code, package_version)
             if worker is None:
-                spare_for = (limits, package, cache, tuple(sorted(now.items())))
+                spare_for = (limits, cache, tuple(sorted(now.items())))
                 spare, spawned_for = self.spare or (None, ())
                 if spare and (spawned_for != spare_for or spare.process.poll() is not None):
                     spare.close()
@@ -437,9 +442,7 @@ class LocalExecutor:
         if self.spare is not None:
             self.spare[0].close()
             self.spare = None
-        # Their running workers keep them until their session ends; the package template,
-        # a child of the template, is closed first.
-        for template in (self.package_template, self.template):
+        for template in (self.package_template, self.template):  # the package template's first
             if template is not None:
                 self.retired.append(template)
         self.template = self.package_template = None
@@ -447,5 +450,5 @@ class LocalExecutor:
 
     def close(self) -> None:
         with self.lock:
-            self._discard()  # the templates retired: closed once their workers are, below
+            self._discard()
         self.close_sessions()

@@ -1,15 +1,26 @@
-"""The one reader of a ``python exec`` fence: the plan (``plan.py``, before any page renders) and
+"""The one reader of an executed fence: the plan (``plan.py``, before any page renders) and
 the page (``sessions.py``) read a fence here, so they cannot read one differently.
 
 ``read`` finds each executed fence of a page's Markdown and reads its options with superfences'
 option pattern and markdown-exec's own validator, as the page will pass them to the formatter.
 The rest says what a fence's options mean: its id, whether it is a timing (``timed="yes"``), its
-time limit (``timeout``), and its own part of the cache key.
+time limit (``timeout``), what its worker runs (``to_run``), and its own part of the cache key.
+
+Which fence kinds of markdown-exec's run where:
+
+- ``python``/``py``/``pycon`` run as Python and ``sh``/``bash``/``console`` as a shell, in the
+  session's worker, under its limits (``pycon``/``console``: their prompt lines, through
+  markdown-exec's own ``transform_source``). A shell block is a session of its own, as in
+  markdown-exec, and runs every build (``SHELL_RUNS``).
+- ``md``/``markdown`` and ``tree`` only render: markdown-exec's own formatters render them in the
+  build, and a block nested in one runs as any other.
+- ``pyodide`` fails the build (``REFUSED``).
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +29,33 @@ from ..caching.cache import canonical, digest
 from ..caching.ingredients import expand_snippets
 from .executor import DEFAULT_TIMEOUT_S
 
-LANGUAGES = ("python", "py")  # markdown-exec's names for the language the build runs
+RUNS_AS = {  # a fence's language -> what its worker runs: Python, or the shell named
+    "python": "python",
+    "py": "python",
+    "pycon": "python",
+    "sh": "sh",
+    "bash": "bash",
+    "console": "sh",
+}
+LANGUAGES = tuple(RUNS_AS)
+RENDERED = ("md", "markdown", "tree")  # markdown-exec's own formatters, in the build
+REFUSED = {
+    "pyodide": (
+        "a pyodide block loads Pyodide from another host in the reader's browser, and this "
+        "site requests no other host: use a python block (it runs at build time), or the "
+        "page's Try it panel"
+    ),
+}
+SHELL_RUNS = "a shell block runs every build: the files it reads cannot be recorded"
 TIMEOUT_OPTION = "timeout"  # ```python exec="on" id="slow" timeout="120"
+BUILD_OPTIONS = ("timed", TIMEOUT_OPTION)  # the build's own fence options
+# What markdown-exec hands back to superfences and pymdownx.highlight as the fence's own
+# (``extra``): its title and its lines; ``icons`` is the tree's.
+RENDER_OPTIONS = ("title", "hl_lines", "linenums", "linenums_style", "icons")
+KNOWN_OPTIONS = (
+    "exec", "id", "idprefix", "html", "source", "result", "returncode", "session", "updatetoc",
+    "tabs", "workdir", "width", *RENDER_OPTIONS, *BUILD_OPTIONS,
+)  # fmt: skip
 NO_ID = "(no id)"
 """The id of a block whose fence has none, in the Build report, the record and its failures."""
 
@@ -44,24 +80,92 @@ class Fence:
         return str(self.options["code"]).rstrip("\n")
 
 
-def read(markdown: str, languages: tuple[str, ...] = LANGUAGES) -> Iterator[Fence]:
+def read(markdown: str, languages: tuple[str, ...]) -> Iterator[Fence]:
     """Every fence of ``languages`` that markdown-exec executes, in page order."""
+    for match in _FENCE.finditer(markdown):
+        options = _executed(match)
+        if options is None:
+            continue
+        if match["language"] in ("md", "markdown"):  # literate Markdown: its blocks run too
+            yield from read(_dedent(match), languages)
+        if match["language"] not in languages:
+            continue
+        # A last empty line kept, as superfences keeps it.
+        language = "python" if match["language"] == "py" else match["language"]
+        header = f"{language} {match['header'].strip()}"
+        yield Fence(options | {"code": _dedent(match), "language": language}, header)
+
+
+def _executed(match: re.Match[str]) -> dict[str, Any] | None:
+    """markdown-exec's options for the fence, read as its validator reads them; None where it
+    does not execute it (no ``exec``)."""
     from markdown_exec import validator
     from pymdownx.superfences import RE_OPTIONS
 
+    values = {}
+    for option in RE_OPTIONS.finditer(match["header"]):
+        values[option["key"]] = option["key"] if option["value"] is None else option["value"]
+    options: dict[str, Any] = {}
+    return options if validator(match["language"], values, options, {}, None) else None
+
+
+def _dedent(match: re.Match[str]) -> str:
+    indent = len(match["indent"])
+    return "\n".join(line[indent:] for line in match["code"].splitlines())
+
+
+def refused(markdown: str) -> Iterator[tuple[str, int]]:
+    """Each fence of a kind the site refuses (``REFUSED``): its language and line."""
     for match in _FENCE.finditer(markdown):
-        if match["language"] not in languages:
-            continue
-        values = {}
-        for option in RE_OPTIONS.finditer(match["header"]):
-            values[option["key"]] = option["key"] if option["value"] is None else option["value"]
-        options: dict[str, Any] = {}
-        if not validator(match["language"], values, options, {}, None):
-            continue  # not executed
-        indent = len(match["indent"])
-        code = "\n".join(line[indent:] for line in match["code"].splitlines())
-        # A last empty line kept, as superfences keeps it.
-        yield Fence(options | {"code": code}, match["header"].strip())
+        if match["language"] in REFUSED:
+            yield match["language"], markdown.count("\n", 0, match.start()) + 1
+        elif match["language"] in ("md", "markdown") and _executed(match) is not None:
+            line = markdown.count("\n", 0, match.start()) + 1
+            yield from ((kind, line + at) for kind, at in refused(_dedent(match)))
+
+
+def unknown_options(options: dict[str, Any]) -> str | None:
+    """What is wrong with a fence's options that no one reads (a misspelt ``timout``)."""
+    unknown = sorted(set(options.get("extra") or {}) - set(KNOWN_OPTIONS))
+    if not unknown:
+        return None
+    said = ", ".join(repr(name) for name in unknown)
+    return f"unknown fence option {said}: the options are {', '.join(sorted(KNOWN_OPTIONS))}"
+
+
+def to_run(options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """What the worker runs for the block: its code (a ``pycon``/``console`` block's prompt
+    lines, as markdown-exec reads them), and how (``runs_as``: Python or the shell; the exit
+    code expected of a shell; the folder and terminal width the block runs with)."""
+    language = options.get("language", "python")
+    code = str(options["code"])
+    if language in ("pycon", "console"):
+        code = _transforms()[language](code)[0]
+    how = {"kind": RUNS_AS[language], "returncode": options.get("returncode") or 0}
+    return code, how | {"workdir": options.get("workdir"), "width": options.get("width") or 0}
+
+
+def _pycon(code: str) -> tuple[str, str]:
+    """A ``pycon`` block's code to run and to show: its ``>>>``/``...`` lines, as markdown-exec
+    1.12's reads them (its reader is private; the parity test compares the two)."""
+    lines = [line for line in code.split("\n") if line.startswith((">>> ", "... "))]
+    return "\n".join(line[4:] for line in lines), "\n".join(lines)
+
+
+def _console(code: str) -> tuple[str, str]:
+    """A ``console`` block's commands (its ``$ ``/``% `` lines), shown with the prompt of its
+    last line, as markdown-exec 1.12's reads them."""
+    lines = code.split("\n")
+    commands = "\n".join(line[2:] for line in lines if line[:2] in ("$ ", "% "))
+    return commands, textwrap.indent(commands, lines[-1][:2])
+
+
+def _transforms() -> dict[str, Any]:
+    return {"pycon": _pycon, "console": _console}
+
+
+def is_shell(options: dict[str, Any]) -> bool:
+    return RUNS_AS.get(options.get("language", "python")) != "python"
 
 
 def of_page(markdown: str, config: Any) -> list[tuple[str, list[Fence], bool]]:
@@ -75,7 +179,7 @@ def of_page(markdown: str, config: Any) -> list[tuple[str, list[Fence], bool]]:
     alone: list[tuple[str, list[Fence], bool]] = []
     in_sessions: dict[str, list[Fence]] = {}
     for fence in read(markdown, tuple(name for name in LANGUAGES if name in languages)):
-        if name := fence.options["session"]:
+        if (name := fence.options["session"]) and not is_shell(fence.options):
             in_sessions.setdefault(name, []).append(fence)
         else:
             alone.append((own_digest(fence.options), [fence], True))

@@ -25,8 +25,6 @@ from . import executor, progress
 from .executor import BlockError
 from .worker import summary as _summary
 
-MAX_OUTPUT_BYTES = executor.MAX_OUTPUT_BYTES
-
 
 class BlockFailed(PluginError, SuperFencesException):
     """Fails the build. A ``SuperFencesException``: pymdownx.superfences swallows any other
@@ -60,8 +58,8 @@ class Outcome:
 @contextlib.contextmanager
 def failures(page: str, block_id: str, serving: bool) -> Iterator[Outcome]:
     """One block's rendering inside: its ``BlockError``, or an output over ``MAX_OUTPUT_BYTES``,
-    is the block's failure (``shown``)."""
-    progress.note(f"page {page}, block {block_id!r}")
+    is the block's failure (``fail_or_show``)."""
+    progress.at_block(page, block_id)
     outcome = Outcome()
     try:
         yield outcome
@@ -69,14 +67,14 @@ def failures(page: str, block_id: str, serving: bool) -> Iterator[Outcome]:
         failure = Failure(page, block_id, error.summary, error.where, error.trace)
     else:
         size = len(outcome.html.encode())
-        if size <= MAX_OUTPUT_BYTES:
+        if size <= executor.MAX_OUTPUT_BYTES:
             return
         summary = (
-            f"its output is {size:,} bytes, over the limit of {MAX_OUTPUT_BYTES:,} "
+            f"its output is {size:,} bytes, over the limit of {executor.MAX_OUTPUT_BYTES:,} "
             f"({executor.OUTPUT_SETTING})"
         )
         failure = Failure(page, block_id, summary)
-    outcome.html, outcome.failed = shown(failure, serving), True
+    outcome.html, outcome.failed = fail_or_show(failure, serving), True
 
 
 def handling_failed(page: str, block_id: str, error: BaseException, serving: bool) -> str:
@@ -85,10 +83,10 @@ def handling_failed(page: str, block_id: str, error: BaseException, serving: boo
     where = traceback.extract_tb(error.__traceback__)
     innermost = f" (in {Path(where[-1].filename).name}, line {where[-1].lineno})" if where else ""
     summary = f"the build could not handle its output: {_summary(error)}{innermost}"
-    return shown(Failure(page, block_id, summary), serving)
+    return fail_or_show(Failure(page, block_id, summary), serving)
 
 
-def shown(failure: Failure, serving: bool) -> str:
+def fail_or_show(failure: Failure, serving: bool) -> str:
     """Under ``serving``, the failure said on the terminal and shown in place of the block's
     output (Material's failure callout); elsewhere it fails the build (``BlockFailed``)."""
     if not serving:

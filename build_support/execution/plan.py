@@ -58,6 +58,7 @@ class Request:
     block_id: str
     own: str  # fences.own_digest: its code and every option
     seconds: float  # its time limit
+    how: dict[str, Any]  # fences.to_run's: Python or a shell, its folder and width
 
 
 @dataclass
@@ -71,11 +72,13 @@ class Job:
 
 
 def request_of(options: dict[str, Any]) -> Request | None:
-    """The block's request, or None when its ``timeout`` is wrong (its page says so)."""
+    """The block's request, or None when its ``timeout`` or another option is wrong (its page
+    says so)."""
     seconds = fences.timeout(options)
-    if isinstance(seconds, str):
+    if isinstance(seconds, str) or fences.unknown_options(options):
         return None
-    return Request(options["code"], fences.block_id(options), fences.own_digest(options), seconds)
+    code, how = fences.to_run(options)
+    return Request(code, fences.block_id(options), fences.own_digest(options), seconds, how)
 
 
 class RanAheadWorker:
@@ -89,9 +92,12 @@ class RanAheadWorker:
         requests, own = self.job.requests, fences.own_digest(options)
         return self.position < len(requests) and requests[self.position].own == own
 
-    def run(self, code: str, block_id: str, timed: bool, seconds: float) -> dict[str, Any]:
+    def run(
+        self, code: str, block_id: str, timed: bool, seconds: float, how: dict | None = None
+    ) -> dict[str, Any]:
         request, result = self.job.requests[self.position], self.job.results[self.position]
-        if (code, block_id, seconds) != (request.code, request.block_id, request.seconds) or timed:
+        ran = (request.code, request.block_id, request.seconds, request.how)
+        if (code, block_id, seconds, how) != ran:  # never timed: the plan runs no timing
             raise RuntimeError(f"block {block_id!r} asked for other than it ran ahead")
         self.position += 1
         if isinstance(result, BlockError):
@@ -127,17 +133,16 @@ class RunAhead:
         job.future = self.pool.submit(self._run, job)
 
     def claim(self, page: str, session: str) -> RanAheadWorker | None:
-        """The replies of the session's job, if it ran one (a block alone's twin on the page
-        runs it again: one job each)."""
+        """The replies of the session's job once it is done, if it ran one (a block alone's twin
+        on the page runs it again: one job each); None where it had not started."""
         jobs = self.jobs.get((page, session))
-        return self._claim(jobs.popleft()) if jobs else None
-
-    def _claim(self, job: Job) -> RanAheadWorker | None:
-        """The job's replies once it is done; None if it had not started (the page runs it)."""
-        if job.future.cancel():
+        if not jobs:
             return None
+        job = jobs.popleft()
+        if job.future.cancel():
+            return None  # the page runs it
         # Where the build is, if it is ended while it waits: the block its page waits for.
-        progress.note(f"page {job.page}, block {job.requests[0].block_id!r}")
+        progress.at_block(job.page, job.requests[0].block_id)
         if job.future.exception() is not None or len(job.results) < len(job.requests):
             return None  # the build's own fault, or stopped: the page runs it
         self.ran_ahead += len(job.requests)
@@ -181,7 +186,9 @@ class RunAhead:
                 started = time.perf_counter()
                 try:
                     worker = worker or self.take_worker(False, request.code)
-                    reply = worker.run(request.code, request.block_id, False, request.seconds)
+                    reply = worker.run(
+                        request.code, request.block_id, False, request.seconds, request.how
+                    )
                     job.results.append(reply | {"ran_ahead_s": time.perf_counter() - started})
                 except BlockError as error:
                     job.results.append(error)
@@ -195,8 +202,8 @@ class RunAhead:
 
 def plan(build: Any, pages: list[tuple[str, Path]]) -> None:
     """Look up every session of ``pages``, and run ahead what the cache cannot serve, page by
-    page (a page's jobs run while the next pages are read). ``build``: the
-    ``state.BuildState``, which holds the ``RunAhead`` (so it is not imported here)."""
+    page (a page's jobs run while the next pages are read). ``build``: a ``state.BuildState``,
+    untyped: ``state`` imports this module (tests/test_build_seams.py refuses the cycle)."""
     for page, path in pages:
         markdown = path.read_text(encoding="utf-8-sig")
         if "exec=" not in markdown:
@@ -221,6 +228,11 @@ def look_up(
         own = fences.own_ingredients(options)
         ingredients = build.environment.ingredients(options["code"], rendered=True, **own)
         identity = f"{page} {fences.block_id(options)}"
+        if fences.is_shell(options):  # never stored: what it read is unknown
+            reasons = [fences.SHELL_RUNS]
+            return Lookup(
+                key_of(ingredients), ingredients=ingredients, identity=identity, reasons=reasons
+            )
     else:
         all_code, headers = "\n".join(codes), "\n".join(fence.header for fence in session)
         ingredients = build.environment.ingredients(

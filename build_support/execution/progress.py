@@ -25,6 +25,11 @@ def note(what: str) -> None:
             Path(path).write_text(what, encoding="utf-8")
 
 
+def at_block(page: str, block_id: str) -> None:
+    """Say the build runs (or waits for) this block now."""
+    note(f"page {page}, block {block_id!r}")
+
+
 def step(path: Path) -> str:
     """The step the build that writes ``path`` was in last (``FINISHED`` at its end)."""
     try:

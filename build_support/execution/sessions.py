@@ -1,13 +1,9 @@
 """A block's life on its page, from markdown-exec's formatter (``formatter``) on: looked up,
 reused or run, wrapped, captioned, and recorded as a ``Run``. Every block runs in a session,
 one cache entry run in one worker, whose globals its blocks share; a block outside any
-markdown-exec session is a session of its own, keyed on its code and options.
-
-A page's sessions are read from its Markdown before it renders (``read_sessions``, through
-``fences.of_page`` as the plan reads them). Each of their blocks is given a slot, not its output:
-reused from the stored run while every block matches it; otherwise run, the whole session again
-from its first block when an earlier block's output came from the stored run. ``fill_sessions``
-writes the slots into the page's HTML, so every output, caption and timing comes from one run.
+markdown-exec session is a session of its own, keyed on its code and options. A page's
+sessions are read from its Markdown before it renders, as the plan reads them; their outputs go
+in slots that ``fill_sessions`` writes in, so every output, caption and timing comes from one run.
 
 A block's code runs through markdown-exec's exported ``base_format`` with a ``run`` of ours
 (``render``) that hands it to its session's worker, taken only when code must run, or to its run
@@ -33,7 +29,7 @@ from . import fences, guard, reads
 from .executor import DEFAULT_TIMEOUT_S, BlockError, LazyWorker
 from .fences import TIMEOUT_OPTION, block_id, is_timed, own_digest
 from .plan import NOT_READ, RanAheadWorker, look_up
-from .state import Session, Slot
+from .state import Session
 
 if TYPE_CHECKING:
     from .executor import SessionWorker
@@ -46,7 +42,12 @@ _HEADING = re.compile(r"<h[1-6][\s>]")
 
 
 def read_sessions(build: BuildState, page: str, markdown: str) -> None:
-    """Read the page's sessions before it renders: a session is one cache entry."""
+    """Read the page's sessions before it renders: a session is one cache entry. A fence of a
+    kind the site refuses fails the build, named (``fences.REFUSED``)."""
+    for language, line in fences.refused(markdown):
+        from mkdocs.exceptions import PluginError
+
+        raise PluginError(f"{page}, line {line}: a {language} fence: {fences.REFUSED[language]}")
     for name, found, alone in fences.of_page(markdown, build.config):
         if not alone:
             build.sessions.setdefault((page, name), Session(name=name)).fences.extend(found)
@@ -65,11 +66,14 @@ def fill_sessions(build: BuildState, page: str, content: str) -> str:
     return content
 
 
-def formatter(build: BuildState) -> Callable[..., str]:
-    """markdown-exec's formatter for a Python block in ``build``: a fault of the build's own
-    handling of a block fails that block, named (``guard.handling_failed``)."""
+def formatter(build: BuildState, language: str) -> Callable[..., str]:
+    """markdown-exec's formatter for a block of ``language`` (``fences.RUNS_AS``) in ``build``:
+    a fault of the build's own handling of a block fails that block, named
+    (``guard.handling_failed``)."""
+    language = "python" if language == "py" else language  # as ``fences.read`` names it
 
-    def format_python(**options: Any) -> str:
+    def format_fence(**options: Any) -> str:
+        options["language"] = language
         try:
             return format_block(build, options)
         except guard.BlockFailed:
@@ -79,7 +83,7 @@ def formatter(build: BuildState) -> Callable[..., str]:
                 raise  # Ctrl-C by the author stops the build (a block's own is guard's)
             return guard.handling_failed(build.page, block_id(options), error, build.serving)
 
-    return format_python
+    return format_fence
 
 
 def install_formatters(build: BuildState) -> None:
@@ -88,7 +92,7 @@ def install_formatters(build: BuildState) -> None:
     import markdown_exec
 
     for language in fences.LANGUAGES:
-        markdown_exec.formatters[language] = formatter(build)
+        markdown_exec.formatters[language] = formatter(build, language)
 
 
 def format_block(build: BuildState, options: dict[str, Any]) -> str:
@@ -103,7 +107,6 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
         session.found = look_up(build, build.page, session.name, session.fences, not name)
         session.entry, session.reasons = session.found.entry, session.found.reasons
     position = len(session.options_seen)
-    session.options_seen.append(options)
     stored_blocks = session.entry["blocks"] if session.entry is not None else []
     stored = stored_blocks[position] if position < len(stored_blocks) else None
     if position >= len(session.fences):  # a block the page's Markdown did not show
@@ -111,7 +114,7 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
         session.reasons = session.reasons or [NOT_READ]
     if stored is not None and stored["own"] == own_digest(options):
         measured = session.entry.get("measured") if is_timed(options) else None
-        slot = session.new_slot(run_record(build, options, False, [], stored, session.timed))
+        slot = session.new_slot(run_record(build, session, options, stored, ran=False))
         slot.html = measured_caption(measured, reused=True) + stored["html"]
         slot.ran_on = stored["ran_on"]
     else:
@@ -119,16 +122,19 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
             session.entry = None
             session.reasons = ["its session's blocks did not match the cache entry"]
             _run_from_start(build, session)
-        pending = {"html": "", "ran_on": ""}  # completed by _run_in_session
-        run = run_record(build, options, True, session.reasons, pending, session.timed)
-        slot = session.new_slot(run)
         try:
-            _run_in_session(build, session, options, slot)
+            block, shown = _run_in_session(build, session, options)
+        except BaseException:
+            session.failed = True  # no slot: its failure is shown in its place, never stored
+            raise
         finally:
             if not name:
                 session.close()
+        slot = session.new_slot(run_record(build, session, options, block, ran=True))
+        slot.html, slot.ran_on = shown, block["ran_on"]
+    session.options_seen.append(options)  # with its slot: ``fill_sessions`` pairs them
     ran = len(session.blocks) == len(session.fences) == len(session.slots)  # all, in this build
-    fresh = session.entry is None and not session.failed and ran
+    fresh = session.entry is None and not session.failed and ran and not fences.is_shell(options)
     if fresh and all(cacheable(block["html"]) for block in session.blocks):
         entry = {"blocks": session.blocks, "measured": session.measured, "reads": session.reads}
         build.cache.keep(session.found, entry)
@@ -146,14 +152,18 @@ def _run_from_start(build: BuildState, session: Session) -> None:
     ahead, that the page's next block does not match."""
     session.close()  # a new worker, with no block run yet
     session.blocks, session.measured, session.reads = [], None, {}  # the new run's alone
-    for earlier, slot in zip(session.options_seen[:-1], session.slots, strict=False):
-        slot.run.ran, slot.run.reasons = True, list(session.reasons)
-        _run_in_session(build, session, earlier, slot)
+    for earlier, slot in zip(session.options_seen, session.slots, strict=True):
+        block, slot.html = _run_in_session(build, session, earlier)
+        slot.ran_on = block["ran_on"]
+        # The record already in ``build.runs`` becomes the new run's.
+        vars(slot.run).update(vars(run_record(build, session, earlier, block, ran=True)))
 
 
 def _run_in_session(
-    build: BuildState, session: Session, options: dict[str, Any], slot: Slot
-) -> None:
+    build: BuildState, session: Session, options: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """Run the block in its session's worker: the block as its entry stores it, and its HTML in
+    the page (a timing's caption above its output)."""
     if session.worker is None and not session.blocks:  # its run ahead, if there was one
         session.worker = build.ahead.claim(build.page, session.name)
     if isinstance(session.worker, RanAheadWorker) and not session.worker.ran_next(options):
@@ -168,29 +178,26 @@ def _run_in_session(
     session.blocks.append(block)
     if measured:
         session.measured = measured
-    slot.html = measured_caption(measured, reused=False) + block["html"]
-    slot.ran_on = block["ran_on"]
-    slot.run.seconds = block["seconds"]
-    slot.run.output_digest = digest(block["html"])
-    slot.run.environment = block.get("environment")  # what verify compares: where it ran
+    return block, measured_caption(measured, reused=False) + block["html"]
 
 
 # ---------------------------------------------------------------- running one block
 
 
 @dataclass
-class Execution:
-    """One block handed to its session's worker: markdown-exec's ``run`` for it, which keeps the
+class WorkerCall:
+    """markdown-exec's ``run`` for one block: hands it to its session's worker and keeps the
     worker's reply (a failure raises ``BlockError``)."""
 
     worker: SessionWorker
     timed: bool = False
     seconds: float = DEFAULT_TIMEOUT_S
     reply: dict[str, Any] | None = None
+    how: dict[str, Any] | None = None  # fences.to_run's
 
     def __call__(self, code: str, *, id: str = "", **_: Any) -> str:
-        # markdown-exec passes a shell's ``returncode`` too, and ``session``: the worker's own.
-        self.reply = self.worker.run(code, block_id({"id": id}), self.timed, self.seconds)
+        # markdown-exec passes ``returncode`` and ``session`` too: ``how`` and the worker's own.
+        self.reply = self.worker.run(code, block_id({"id": id}), self.timed, self.seconds, self.how)
         return str(self.reply["output"])
 
 
@@ -202,7 +209,7 @@ def execute(
     With it, from the worker's reply: the files it read and a timing's ``measured``."""
     if timed:
         build.notebooks.wait_for_cells()
-    execution = Execution(worker, timed)
+    call = WorkerCall(worker, timed)
     extra = dict(options.get("extra") or {})
     extra.pop(TIMEOUT_OPTION, None)  # the build's option, not markdown-exec's
     started = time.perf_counter()
@@ -213,9 +220,11 @@ def execute(
         seconds = fences.timeout(options)
         if isinstance(seconds, str):
             raise BlockError(seconds)
-        execution.seconds = seconds
-        outcome.html = render(execution, **options | {"extra": extra})
-    reply = execution.reply or {}
+        if wrong := fences.unknown_options(options):
+            raise BlockError(wrong)
+        call.seconds, call.how = seconds, fences.to_run(options)[1]
+        outcome.html = render(call, **options | {"extra": extra})
+    reply = call.reply or {}
     seconds = reply.get("ran_ahead_s", time.perf_counter() - started)
     files = reads.digests(reply.get("read", ()), reply.get("written", ()), build.project_root)
     machine = reply.get("machine") if timed and not outcome.failed else None
@@ -231,36 +240,36 @@ def execute(
     }, outcome.failed
 
 
-def render(execution: Execution, /, **options: Any) -> str:
-    """The block's HTML: markdown-exec's rendering of what its worker printed."""
+def render(call: WorkerCall, /, **options: Any) -> str:
+    """The block's HTML: markdown-exec's rendering of what its worker printed, as its formatter
+    for the block's language renders it (its ``workdir`` and ``width`` are the worker's: never
+    this process's, where base_format would apply them)."""
     from markdown_exec import base_format  # imported on use: a cached build needs none of it
 
-    # "python" for `py` fences too, as markdown-exec's own python formatter renders them.
-    return str(base_format(language="python", run=execution, **options))
+    language = options.pop("language", "python")
+    options = {name: value for name, value in options.items() if name not in ("workdir", "width")}
+    if language in ("pycon", "console"):
+        options["transform_source"] = fences._transforms()[language]
+    return str(base_format(language=language, run=call, **options))
 
 
 # ---------------------------------------------------------------- what the page shows of it
 
 
 def run_record(
-    build: BuildState,
-    options: dict[str, Any],
-    ran: bool,
-    reasons: list[str],
-    block: dict[str, Any],
-    timed: bool,
+    build: BuildState, session: Session, options: dict[str, Any], block: dict[str, Any], ran: bool
 ) -> Run:
-    """The block's run (its seconds 0 until set: none when reused)."""
+    """The block's run, from its block as run or stored (its seconds: none when reused)."""
     return Run(
         page=build.page,
         block_id=block_id(options),
         ran=ran,
-        reasons=list(reasons),
-        seconds=0.0,
+        reasons=list(session.reasons) if ran else [],
+        seconds=block["seconds"] if ran else 0.0,
         ran_on=block["ran_on"],
         kind="block",
         output_digest=digest(block["html"]),
-        expected_to_change=timed,
+        expected_to_change=session.timed,
         environment=block.get("environment"),  # absent from entries stored without it
     )
 

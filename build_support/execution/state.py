@@ -31,7 +31,6 @@ from . import compile_cache, fences
 from .executor import (
     DEFAULT_TIMEOUT_S,
     MAX_OUTPUT_BYTES,
-    MEMORY_SETTING,
     BlockError,
     Executor,
     Limits,
@@ -129,7 +128,7 @@ class BuildState:
             )
         limits, package_dir, cache, version = self._for_workers
         cache = None if timed else cache
-        return PROCESS.executor.take(limits, PACKAGE, package_dir, cache, first_code, version)
+        return PROCESS.executor.take(limits, package_dir, cache, first_code, version)
 
     @property
     def _for_workers(self) -> tuple[Limits, str | None, str, str]:
@@ -146,7 +145,7 @@ class BuildState:
         from ..caching.store import store_root
 
         found = settings.current(self.project_root)
-        limits = Limits(MAX_OUTPUT_BYTES, int(found.memory_limit_gib * 2**30), MEMORY_SETTING)
+        limits = Limits(MAX_OUTPUT_BYTES, int(found.memory_limit_gib * 2**30))
         package_dir = examples_package_dir()
         if found.fresh:
             cache = PROCESS.fresh_compile_folder()

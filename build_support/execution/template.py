@@ -108,7 +108,7 @@ class Forked:
         return status
 
     def reap(self) -> None:
-        """The template kills what is left of it and reaps it."""
+        """The template reaps it, killed first if it has not ended (``_release``)."""
         with self.template.lock, contextlib.suppress(OSError):
             send_on_socket(self.template.socket, {"kind": "release", "pid": self.pid})
             self.template.ended.pop(self.pid, None)
@@ -120,8 +120,8 @@ class Forked:
 
 
 class Template:
-    """The build's side of a template process: its socket, and how its workers ended. ``start``
-    starts the template; ``package_template`` forks, from it, the package template."""
+    """The build's side of a template process (or a package template): its socket, and how its
+    workers ended."""
 
     def __init__(self, start: Callable[[int], Spawned | Forked], blas: dict) -> None:
         """The template ``start`` starts, given its end of the socket, once it is ready;
@@ -330,14 +330,8 @@ def _in_child(
         os.chdir(config["cwd"])  # where, and with which path, a block runs
         sys.path[:] = config["sys_path"]
         if request["kind"] == "package-template":
-            sock = socket.socket(fileno=fds[0])
             why, read = import_package(config["package"], config["package_dir"])
-            read |= read_ahead
-            ready = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read)}
-            send_on_socket(sock, {"kind": "ready", "unusable": why} | ready)
-            if not why:
-                _fork_on_request(sock, read)
-            os._exit(0)
+            _fork_on_request(socket.socket(fileno=fds[0]), read | read_ahead, {"unusable": why})
         requests_fd, replies_fd, console_fd = fds
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -407,10 +401,11 @@ def _until_its_own_group(pid: int) -> None:
 
 
 def _release(pid: int, children: dict[int, bool], tree: bool = False) -> None:
-    # Not reaped yet: the pid is still this child's. Its tree is the build's to end
-    # (``Worker.close``, before it asks for the release); where the build has gone (``tree``),
-    # what a block detached (setsid) is below it (a child subreaper) and goes first, then its
-    # group: once it is gone they are out of reach.
+    # Not reaped yet: the pid is still this child's. A worker's tree is the build's to end
+    # (``Worker.close``, before it asks for the release: one walk of it); the SIGKILL is for a
+    # package template that did not end within ``Template.close``'s wait. Where the build has
+    # gone (``tree``), what a block detached (setsid) is below it (a child subreaper) and goes
+    # first, then its group: once it is gone they are out of reach.
     if tree:
         process_tree.end_tree(pid)
     with contextlib.suppress(ProcessLookupError):
@@ -426,18 +421,18 @@ def main(config: dict[str, Any]) -> None:
     read_ahead = worker.import_ahead(config["package_dir"])  # digested with every block's
     if "socket_fd" not in config:
         worker.serve(config, config["requests_fd"], config["replies_fd"], read_ahead)
-    sock = socket.socket(fileno=config["socket_fd"])
-    ready = {"pid": os.getpid(), "threads": threads(), "read_ahead": sorted(read_ahead)}
-    ready |= {"modules": sorted(sys.modules), "environment": dict(os.environ)}
-    send_on_socket(sock, {"kind": "ready"} | ready)
-    _fork_on_request(sock, read_ahead)
+    found = {"modules": sorted(sys.modules), "environment": dict(os.environ)}
+    _fork_on_request(socket.socket(fileno=config["socket_fd"]), read_ahead, found)
 
 
-def _fork_on_request(sock: socket.socket, read_ahead: set[str]) -> None:
-    """Fork a worker (or a package template) for each request until the build goes."""
+def _fork_on_request(sock: socket.socket, read_ahead: set[str], said: dict[str, Any]) -> None:
+    """Say ready (its threads, its reads, ``said``), then fork a worker (or a package template)
+    for each request until the build goes; none where ``said`` names why it is ``unusable``."""
     children: dict[int, bool] = {}  # pid -> its end said
     try:
-        while True:
+        found = {"threads": threads(), "read_ahead": sorted(read_ahead)}
+        send_on_socket(sock, {"kind": "ready"} | found | said)
+        while not said.get("unusable"):
             ready, _, _ = select.select([sock], [], [], _POLL_S)
             _say_ended(children, sock)
             if not ready:

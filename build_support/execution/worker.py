@@ -7,9 +7,8 @@ template use too) on two pipes; its stdout and stderr are a third pipe the build
 and bounds. Each request is one block of the worker's one session: its code runs in the
 session's globals, ``print`` writes to the block's output, and the reply holds that output, or
 what the block raised (described here, where the traceback is), with where it ran, the
-environment ``verify`` compares, and the files it read (``reads.py``). Of the limits, only the
-output's is enforced here (``print`` stops the worker past it): code running here could undo any
-limit it set on itself, so the others are the build's (``executor.py``).
+environment ``verify`` compares, and the files it read (``reads.py``). Its limits:
+``executor.py``.
 
 Where it ran, said without starting a backend: asking JAX for its devices starts the backend
 (~25 ms of a worker's CPU, ~2,000 page faults) for a block that may never have computed with
@@ -33,7 +32,7 @@ import socket
 import struct
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
@@ -182,13 +181,15 @@ class WorkerSession:
         sys.modules[module_name] = ModuleType(module_name)
         output = _Output(self.replies, int(self.config["max_output_bytes"]))
         self.namespace["print"] = output.print
-        with reads.recorded(self.config["package_dir"]) as opened:
+        kind = request.get("kind", "python")
+        with reads.recorded(self.config["package_dir"]) as opened, _placed(request):
             try:
                 self.in_block = True
+                if kind != "python":
+                    return _run_shell(kind, self.code, int(request["returncode"]), output)
                 # dont_inherit: compiled without this module's `from __future__` imports.
                 exec(compile(self.code, filename, "exec", dont_inherit=True), self.namespace)
             except BaseException as error:  # SystemExit, KeyboardInterrupt, ... too
-                self.in_block = False  # described with no reply of where it is beside
                 return {"kind": "failed"} | self.describe(error)
             finally:
                 self.in_block = False
@@ -206,25 +207,26 @@ class WorkerSession:
     def where_it_ran(self, timed: bool) -> dict[str, Any]:
         """Where the block ran and the environment ``verify`` compares; the answer of an
         untouched worker of its template, where the block left this worker untouched too."""
+        uses_jax = bool(self.uses_jax.search(self.code))
         untouched = not timed and not backend_started()
         untouched = untouched and starting_state(self.package) == self.starting_state
         known = self.config.get("untouched_answer")
         if untouched and known is not None:
-            ran_on = known["ran_on"] if self.uses_jax.search(self.code) else self.ran_on()
+            ran_on = known["ran_on"] if uses_jax else self.ran_on(False)
             return {"ran_on": ran_on, "environment": known["environment"], "machine": None}
         where = {
-            "ran_on": self.ran_on(),
+            "ran_on": self.ran_on(uses_jax),
             "environment": self.environment(),
             "machine": __import__(self.package).machine_label() if timed else None,
         }
-        if untouched and self.uses_jax.search(self.code):  # the build keeps it for the next
+        if untouched and uses_jax:  # the build keeps it for the next
             where["untouched_answer"] = {k: where[k] for k in ("ran_on", "environment")}
         return where
 
-    def ran_on(self) -> str:
-        """A block that imports jax or the course package ran on JAX's default backend; any
-        other ran in plain Python / NumPy on the build machine's CPU."""
-        if self.uses_jax.search(self.code):
+    def ran_on(self, uses_jax: bool) -> str:
+        """A block that imports jax or the course package (``uses_jax``) ran on JAX's default
+        backend; any other ran in plain Python / NumPy on the build machine's CPU."""
+        if uses_jax:
             return __import__(self.package).backend_report().label()
         import numpy
 
@@ -280,6 +282,50 @@ class WorkerSession:
             return ""
         relative = Path(root.name, path.relative_to(root)).as_posix()
         return f"{relative}, line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
+
+
+@contextlib.contextmanager
+def _placed(request: dict[str, Any]) -> Iterator[None]:
+    """The block runs in its ``workdir`` with its terminal ``width`` (``COLUMNS``), each put
+    back after it, as markdown-exec runs it: here, in its worker, never in the build's process.
+    Without them, what a block changes stays for its session's next blocks, as there."""
+    folder, width = request.get("workdir"), request.get("width")
+    cwd, columns = os.getcwd(), os.environ.get("COLUMNS")
+    if folder:
+        os.chdir(folder)  # a folder that is not there fails the block, named
+    if width:
+        os.environ["COLUMNS"] = str(width)
+    try:
+        yield
+    finally:
+        if folder:
+            os.chdir(cwd)
+        if width and columns is None:
+            os.environ.pop("COLUMNS", None)
+        elif width:
+            os.environ["COLUMNS"] = columns
+
+
+def _run_shell(shell: str, code: str, returncode: int, output: _Output) -> dict[str, Any]:
+    """A shell block, as markdown-exec runs it (``sh -c``, stderr with stdout), as a child of
+    the worker: in its process group, under its limits."""
+    import subprocess
+
+    ran = subprocess.run(
+        [shell, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    text = ran.stdout.decode("utf-8", "replace")
+    if ran.returncode != returncode:
+        said = f"the {shell} block exited with code {ran.returncode}, not {returncode}"
+        lines = text.rstrip("\n").splitlines()[-SHOWN_FRAMES:]
+        return {"kind": "failed", "summary": said, "where": "", "trace": lines}
+    output.print(text, end="")
+    ran_on = f"ran in {shell} on the build machine"
+    return {"kind": "done", "output": "".join(output.parts), "ran_on": ran_on, "environment": None}
 
 
 def summary(error: BaseException) -> str:
