@@ -28,7 +28,6 @@ from mkdocs.structure.files import File
 from build_support import serve_staging, settings
 from build_support.execution import (
     notebook_page,
-    plan,
     progress,
     sessions,
     state,
@@ -75,7 +74,7 @@ def on_files(files, config):
         for file in files.documentation_pages()
         if file.src_uri.endswith(".md") and file.abs_src_path and not jupyter.should_include(file)
     ]
-    plan.plan(state.current(), markdown_pages)  # side by side, ahead of the pages
+    sessions.plan_ahead(state.current(), markdown_pages)  # side by side, ahead of the pages
     return files
 
 

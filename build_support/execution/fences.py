@@ -1,5 +1,5 @@
-"""The one reader of an executed fence: the plan (``plan.py``, before any page renders) and
-the page (``sessions.py``) read a fence here, so they cannot read one differently.
+"""The one reader of an executed fence: the plan (``sessions.plan_ahead``, before any page
+renders) and the page (``sessions.py``) read a fence here, so they cannot read one differently.
 
 ``read`` finds each executed fence of a page's Markdown and reads its options with superfences'
 option pattern and markdown-exec's own validator, as the page will pass them to the formatter.

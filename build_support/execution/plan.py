@@ -1,7 +1,7 @@
-"""A build's plan: before any page renders (``on_files``), every session its pages will run is
-read (``fences.of_page``, as the page reads it) and looked up, and the misses run ahead of their
-pages on a thread pool, a course's blocks on every core (markdown-exec hands the build one block
-at a time, in page order, and waits for its output).
+"""A build's run ahead: before any page renders (``on_files``), the sessions that the cache cannot
+serve (``sessions.plan_ahead``) run ahead of their pages on a thread pool, a course's blocks on
+every core (markdown-exec hands the build one block at a time, in page order, and waits for its
+output).
 
 A *job* is a session's blocks in order (a block alone is a session of its own), run in a worker
 of its own exactly as the page would run it. When the page asks for its session (``claim``), a
@@ -22,17 +22,14 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..caching.cache import Lookup, digest, key_of
-from . import fences, progress, reads
+from ..caching.cache import Lookup
+from . import fences, progress
 from .executor import BlockError
 
 if TYPE_CHECKING:
     from .executor import SessionWorker
-
-NOT_READ = "session not read from the page's Markdown"
 
 MAX_SIDE_BY_SIDE = 8  # more workers at once than this only crowd the memory
 SIDE_BY_SIDE_ENV = "COURSE_SIDE_BY_SIDE"
@@ -72,10 +69,10 @@ class Job:
 
 
 def request_of(options: dict[str, Any]) -> Request | None:
-    """The block's request, or None when its ``timeout`` or another option is wrong (its page
-    says so)."""
+    """The block's request; None where its page runs it in its turn: a timing, or a wrong
+    ``timeout`` or other option (its page says so)."""
     seconds = fences.timeout(options)
-    if isinstance(seconds, str) or fences.unknown_options(options):
+    if fences.is_timed(options) or isinstance(seconds, str) or fences.unknown_options(options):
         return None
     code, how = fences.to_run(options)
     return Request(code, fences.block_id(options), fences.own_digest(options), seconds, how)
@@ -198,54 +195,3 @@ class RunAhead:
             with self.changed:
                 self.running -= 1
                 self.changed.notify_all()
-
-
-def plan(build: Any, pages: list[tuple[str, Path]]) -> None:
-    """Look up every session of ``pages``, and run ahead what the cache cannot serve, page by
-    page (a page's jobs run while the next pages are read). ``build``: a ``state.BuildState``,
-    untyped: ``state`` imports this module (tests/test_build_seams.py refuses the cycle)."""
-    for page, path in pages:
-        markdown = path.read_text(encoding="utf-8-sig")
-        if "exec=" not in markdown:
-            continue
-        for name, session, alone in fences.of_page(markdown, build.config):
-            requests = [request_of(fence.options) for fence in session]
-            if any(fences.is_timed(fence.options) for fence in session) or None in requests:
-                continue  # a timing runs in its page's turn; a bad timeout fails there
-            if look_up(build, page, name, session, alone, plan=True).entry is None:
-                build.ahead.add(Job(page, list(requests)), name)  # type: ignore[arg-type]
-
-
-def look_up(
-    build: Any, page: str, name: str, session: list[fences.Fence], alone: bool, plan: bool = False
-) -> Lookup:
-    """A session's look-up in the cache (``plan``: ahead of its page; the page's own look-up
-    reuses it), keyed on all its code and its fences' headers as the page's Markdown shows them;
-    a block ``alone`` (its session named by its own digest) on its code and options."""
-    codes = [fence.code for fence in session]
-    if alone:
-        options = session[0].options
-        own = fences.own_ingredients(options)
-        ingredients = build.environment.ingredients(options["code"], rendered=True, **own)
-        identity = f"{page} {fences.block_id(options)}"
-        if fences.is_shell(options):  # never stored: what it read is unknown
-            reasons = [fences.SHELL_RUNS]
-            return Lookup(
-                key_of(ingredients), ingredients=ingredients, identity=identity, reasons=reasons
-            )
-    else:
-        all_code, headers = "\n".join(codes), "\n".join(fence.header for fence in session)
-        ingredients = build.environment.ingredients(
-            all_code, rendered=True, session=digest(headers + "\n" + all_code)
-        )
-        identity = f"{page} session {name}"
-    if not codes:
-        key = key_of(ingredients)
-        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
-
-    def objections(payload: dict[str, Any]) -> list[str]:
-        blocks = len(payload.get("blocks", []))
-        shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
-        return reads.changed(payload.get("reads"), build.project_root) or shape
-
-    return build.look_up(ingredients, identity, objections, plan=plan)

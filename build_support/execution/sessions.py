@@ -1,14 +1,11 @@
-"""A block's life on its page, from markdown-exec's formatter (``formatter``) on: looked up,
-reused or run, wrapped, captioned, and recorded as a ``Run``. Every block runs in a session,
-one cache entry run in one worker, whose globals its blocks share; a block outside any
-markdown-exec session is a session of its own, keyed on its code and options. A page's
-sessions are read from its Markdown before it renders, as the plan reads them; their outputs go
-in slots that ``fill_sessions`` writes in, so every output, caption and timing comes from one run.
-
-A block's code runs through markdown-exec's exported ``base_format`` with a ``run`` of ours
-(``render``) that hands it to its session's worker, taken only when code must run, or to its run
-ahead (``plan.RanAheadWorker``). A failure leaves ``run`` as ``BlockError``, which ``base_format``
-neither logs nor catches; ``guard`` says where it failed.
+"""A block's life on its page, from markdown-exec's formatter (``formatter``) on: looked up (ahead
+of its page too: ``plan_ahead``), reused or run, wrapped, captioned, and recorded as a ``Run``.
+Every block runs in a session, one cache entry run in one worker, whose globals its blocks share;
+a block outside any markdown-exec session is a session of its own, keyed on its code and options.
+A page's sessions fill their slots at its end, so every output, caption and timing comes from
+one run. A block's code runs through markdown-exec's ``base_format`` with our ``WorkerCall`` as
+its ``run``: a failure leaves it as ``BlockError``, which ``base_format`` neither logs nor
+catches; ``guard`` says where it failed.
 """
 
 from __future__ import annotations
@@ -22,20 +19,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..caching.cache import digest
+from ..caching.cache import Lookup, digest, key_of
 from ..publishing.record import shown_output
 from ..publishing.runs import Run
 from . import fences, guard, reads
 from .executor import DEFAULT_TIMEOUT_S, BlockError, LazyWorker
 from .fences import TIMEOUT_OPTION, block_id, is_timed, own_digest
-from .plan import NOT_READ, RanAheadWorker, look_up
+from .plan import Job, RanAheadWorker, request_of
 from .state import Session
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .executor import SessionWorker
     from .state import BuildState
 
 _HEADING = re.compile(r"<h[1-6][\s>]")
+NOT_READ = "session not read from the page's Markdown"
+_INSERT_HEADINGS = "markdown_exec_insert_headings"  # its treeprocessor's registered name
+PRINTS_HEADINGS = "its session prints headings for the table of contents: it runs every build"
 
 
 # ---------------------------------------------------------------- a session's blocks
@@ -53,16 +55,79 @@ def read_sessions(build: BuildState, page: str, markdown: str) -> None:
             build.sessions.setdefault((page, name), Session(name=name)).fences.extend(found)
 
 
+def plan_ahead(build: BuildState, pages: list[tuple[str, Path]]) -> None:
+    """Before any page renders, look up every session of ``pages`` as its page will, and run
+    ahead what the cache cannot serve (``plan.RunAhead``), page by page (a page's jobs run while
+    the next pages are read)."""
+    for page, path in pages:
+        markdown = path.read_text(encoding="utf-8-sig")
+        if "exec=" not in markdown:
+            continue
+        for name, session, alone in fences.of_page(markdown, build.config):
+            requests = [found for fence in session if (found := request_of(fence.options))]
+            if len(requests) < len(session):
+                continue  # a timing runs in its page's turn; a wrong option fails there
+            if look_up(build, page, name, session, alone, plan=True).entry is None:
+                build.ahead.add(Job(page, requests), name)
+
+
+def look_up(
+    build: BuildState,
+    page: str,
+    name: str,
+    session: list[fences.Fence],
+    alone: bool,
+    plan: bool = False,
+) -> Lookup:
+    """A session's look-up in the cache (``plan``: ahead of its page; the page's own look-up
+    reuses it), keyed on all its code and its fences' headers as the page's Markdown shows them;
+    a block ``alone`` (its session named by its own digest) on its code and options."""
+    codes = [fence.code for fence in session]
+    if alone:
+        options = session[0].options
+        own = fences.own_ingredients(options)
+        ingredients = build.environment.ingredients(options["code"], rendered=True, **own)
+        identity = f"{page} {fences.block_id(options)}"
+        if fences.is_shell(options):  # never stored: what it read is unknown
+            reasons = [fences.SHELL_RUNS]
+            return Lookup(
+                key_of(ingredients), ingredients=ingredients, identity=identity, reasons=reasons
+            )
+    else:
+        all_code, headers = "\n".join(codes), "\n".join(fence.header for fence in session)
+        ingredients = build.environment.ingredients(
+            all_code, rendered=True, session=digest(headers + "\n" + all_code)
+        )
+        identity = f"{page} session {name}"
+    if not codes:
+        key = key_of(ingredients)
+        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
+
+    def objections(payload: dict[str, Any]) -> list[str]:
+        blocks = len(payload.get("blocks", []))
+        shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
+        return reads.changed(payload.get("reads"), build.project_root) or shape
+
+    return build.look_up(ingredients, identity, objections, plan=plan)
+
+
 def fill_sessions(build: BuildState, page: str, content: str) -> str:
-    """The page's HTML with its sessions' outputs, each session's from one run."""
+    """The page's HTML with its sessions' outputs, each session's from one run. A block's
+    output may hold another's slot (a block that prints executed fences): each pass fills the
+    slots whose tokens the page holds, until none is left to fill."""
+    slots = []
     for (session_page, _), session in build.sessions.items():
         if session_page == page:
             session.close()  # every block of it has run: its worker ends
-            for slot, options in zip(session.slots, session.options_seen, strict=False):
-                content = content.replace(slot.output_token, slot.html)
-                content = content.replace(slot.ran_on_token, html.escape(slot.ran_on))
-                slot.run.ran_on = slot.ran_on
-                note_shown(slot.run, options, slot.html)
+            slots += zip(session.slots, session.options_seen, strict=False)
+    for slot, options in slots:
+        slot.run.ran_on = slot.ran_on
+        note_shown(slot.run, options, slot.html)
+    while found := [slot for slot, _ in slots if slot.output_token in content]:
+        for slot in found:
+            content = content.replace(slot.output_token, slot.html)
+            content = content.replace(slot.ran_on_token, html.escape(slot.ran_on))
+        slots = [(slot, options) for slot, options in slots if slot not in found]
     return content
 
 
@@ -112,6 +177,7 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
     if position >= len(session.fences):  # a block the page's Markdown did not show
         session.failed = True  # never stored: the entry would not match the page
         session.reasons = session.reasons or [NOT_READ]
+    rendered = None  # markdown-exec's HTML for the block, where it ran in this build
     if stored is not None and stored["own"] == own_digest(options):
         measured = session.entry.get("measured") if is_timed(options) else None
         slot = session.new_slot(run_record(build, session, options, stored, ran=False))
@@ -131,20 +197,39 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
             if not name:
                 session.close()
         slot = session.new_slot(run_record(build, session, options, block, ran=True))
-        slot.html, slot.ran_on = shown, block["ran_on"]
+        slot.html, slot.ran_on, rendered = shown, block["ran_on"], block["html"]
     session.options_seen.append(options)  # with its slot: ``fill_sessions`` pairs them
     ran = len(session.blocks) == len(session.fences) == len(session.slots)  # all, in this build
     fresh = session.entry is None and not session.failed and ran and not fences.is_shell(options)
     if fresh and all(cacheable(block["html"]) for block in session.blocks):
         entry = {"blocks": session.blocks, "measured": session.measured, "reads": session.reads}
         build.cache.keep(session.found, entry)
+    elif fresh:  # the reason it ran, said truly: it never had an entry to miss
+        for each in session.slots:
+            each.run.reasons = [PRINTS_HEADINGS]
     if name:
         output, slot.run.ran_on = slot.output_token, slot.ran_on_token  # filled in together
     else:
         output, slot.run.ran_on = slot.html, slot.ran_on
         note_shown(slot.run, options, output)
     build.runs.append(slot.run)
-    return wrapped(options, output, slot.run)
+    returned = wrapped(options, output, slot.run)
+    if rendered is not None:
+        _headings_follow(options.get("md"), rendered, returned)
+    return returned
+
+
+def _headings_follow(md: Any, rendered: str, returned: str) -> None:
+    """The headings a block printed join the page's table of contents as with markdown-exec:
+    its converter files them under the HTML it rendered, which its heading inserter then finds
+    in the page; the page holds that HTML wrapped (``wrapped``), so they are filed under that."""
+    page_md = getattr(md, "_original_md", md)  # a block inside an ``md`` block: the page's
+    processors = getattr(page_md, "treeprocessors", None)
+    if processors is None or _INSERT_HEADINGS not in processors:
+        return  # no block of the page asked for its headings in the table of contents
+    filed = processors[_INSERT_HEADINGS].headings
+    if rendered in filed:
+        filed[returned] = filed.pop(rendered)
 
 
 def _run_from_start(build: BuildState, session: Session) -> None:

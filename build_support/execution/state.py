@@ -161,7 +161,7 @@ class BuildState:
         plan: bool = False,
     ) -> Lookup:
         """An output's look-up in the cache; one made ahead of its page (``plan``, by
-        ``plan.plan``) serves the page's own, so each output is looked up once a build."""
+        ``sessions.plan_ahead``) serves the page's own, so each output is looked up once a build."""
         memo = (identity, key_of(ingredients))
         found = self.ahead.lookups.pop(memo, None)
         if found is None:
