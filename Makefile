@@ -62,12 +62,26 @@ setup: $(VENV)/.synced node_modules/.installed
 # --compile-bytecode: where PYTHONDONTWRITEBYTECODE is set (CI containers, this sandbox), every
 # build would otherwise compile its ~1,400 imported modules from source: 2.5 s of a 9 s build.
 # The editable install's metadata comes from hatch_build.py, which reads the release from
-# pyproject.toml and the sections from their pages (build_support/section.py). A page edit does
-# not re-sync (the tests' copies would re-point the editable install at themselves); after
-# changing a section's version, run `uv sync` (or touch pyproject.toml).
+# pyproject.toml and the sections from their pages (build_support/section.py). The stamp holds
+# the sections it was synced with (`python -m build_support.section sections`: ID, version,
+# page): where the pages say otherwise now (make new-section, a section's new version, a section
+# pulled or removed), it is synced again, so that `python -m examples --version` names every
+# section at its version. An edit of a page's text does not re-sync (the tests' copies of the
+# project, which share this .venv, run make with -o .venv/.synced: a sync there would re-point
+# the editable install at the copy). Pages the model cannot read are left to the build, which
+# names the page, the line and the field.
+SECTIONS_NOW := $(strip $(shell $(PYTHON) -m build_support.section sections 2>/dev/null))
+ifneq ($(SECTIONS_NOW),)
+ifneq ($(SECTIONS_NOW),$(strip $(file < $(VENV)/.synced)))
+$(VENV)/.synced: FORCE
+endif
+endif
 $(VENV)/.synced: $(VENV_MADE) pyproject.toml uv.lock hatch_build.py build_support/section.py
 	$(BIN)/uv sync --locked --compile-bytecode --python $(BIN)/python
-	@touch $@
+	@$(BIN)/python -m build_support.section sections > $@ 2>/dev/null || true
+
+.PHONY: FORCE
+FORCE:
 
 # A .venv made with another Python (or none yet): made again, with the Python chosen.
 $(VENV_MADE):

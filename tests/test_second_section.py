@@ -2,7 +2,9 @@
 model holds for any number of sections (build_support/section.py, ARCHITECTURE: The course
 model), and nothing but the new-section command and the author's own text was needed.
 
-In the copy: ``make new-section``'s command adds P5-9.2; the author writes a paragraph, a block
+In the copy: ``make new-section``'s command adds a section (P5-9.2, or the first ID of chapter
+P5-9 that the project's pages have not taken, and a title whose module is free: the test holds
+in a project of any number of sections); the author writes a paragraph, a block
 and a notebook (with its nav line), sets the section's version, and the release moves on (each
 of the three versions its own, so that a page naming another's is seen); ``repo_url`` names a
 GitHub repository, for the Colab links. One fresh build, then one cached build (as ``make
@@ -11,6 +13,7 @@ check-cache`` compares them). The real site's pages are never touched.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -22,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from build_support import section
+from build_support import new_section, section
 from build_support.caching.compare import differences
 from build_support.publishing.release import release
 from testkit.author import make_dry_run
@@ -30,25 +33,57 @@ from testkit.build import copy_env, copy_project, mkdocs_build
 from testkit.project import ROOT, SECTION_PAGE
 from testkit.site import page, served_wheel
 
-NEW_ID, NEW_TITLE, NEW_VERSION = "P5-9.2", "Batches And Tensors", "v2026.08.01"
-NEW_PAGE, NEW_MODULE = "p5-9-2-batches-and-tensors", "batches_and_tensors"
-RELEASE = "v2026.08.15.1"  # the release that adds P5-9.2: a version of its own
-NOTEBOOK = "notebooks/p5-9-2-batch-shapes"
+SECTIONS = section.sections()  # the project's own, all kept in the copy
+
+
+def free_id() -> str:
+    """The ID the test adds: the first of P5-9.2, P5-9.3, ... that no page has taken."""
+    taken = {one.id for one in SECTIONS}
+    return next(f"P5-9.{n}" for n in itertools.count(2) if f"P5-9.{n}" not in taken)
+
+
+def free_title() -> str:
+    """The title the test adds: Batches And Tensors, or Batches And Tensors 2, 3, ... where the
+    project holds its module or its test (both named after it) already."""
+
+    def free(title: str) -> bool:
+        module = new_section.module_name(title, None)
+        written = (ROOT / "examples" / f"{module}.py", ROOT / "tests" / f"test_{module}.py")
+        return not any(path.exists() for path in written)
+
+    titles = ("Batches And Tensors" + (f" {n}" if n > 1 else "") for n in itertools.count(1))
+    return next(title for title in titles if free(title))
+
+
+def free_day(taken: set[str]) -> str:
+    """A day of August 2026 (``v2026.08.01``) that is none of ``taken``: each version seen on a
+    page is one section's only."""
+    return next(v for d in range(1, 32) if (v := f"v2026.08.{d:02d}") not in taken)
+
+
+NEW_ID, NEW_TITLE = free_id(), free_title()
+NEW_SLUG, NEW_MODULE = section.slug(NEW_ID), new_section.module_name(NEW_TITLE, None)
+NEW_PAGE, NEW_FUNCTION = f"{NEW_SLUG}-{new_section.title_slug(NEW_TITLE)}", f"{NEW_MODULE}_rows"
+NEW_VERSION = free_day({one.version for one in SECTIONS})
+# The release that adds the section: a version of its own, whose day is no section's version.
+RELEASE = free_day({one.version for one in SECTIONS} | {NEW_VERSION}) + ".1"
+BLOCK_ID = f"{NEW_SLUG}-batch-shape"
+NOTEBOOK = f"notebooks/{NEW_SLUG}-batch-shapes"
 REPOSITORY = "course-owner/course-repo"
 COLAB = "https://colab.research.google.com/github/"
-BLOCK = """
+BLOCK = f"""
 A batch is rows of the same length, stacked: its shape is rows by features.
 
-```python exec="on" source="above" result="text" id="p5-9-2-batch-shape"
+```python exec="on" source="above" result="text" id="{BLOCK_ID}"
 import numpy as np
 
-from examples import batches_and_tensors_rows
+from examples import {NEW_FUNCTION}
 
-print("shape:", np.asarray(batches_and_tensors_rows(3)).shape)
+print("shape:", np.asarray({NEW_FUNCTION}(3)).shape)
 ```
 """
-NOTEBOOK_TEXT = """# %% [markdown]
-# # P5-9.2 batch shapes
+NOTEBOOK_TEXT = f"""# %% [markdown]
+# # {NEW_ID} batch shapes
 
 # %%
 print("rows x features:", (3, 3))
@@ -71,7 +106,7 @@ def replace(path: Path, old: str, new: str) -> None:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
-    """The copy, with P5-9.2 added and written; built fresh into ``fresh/``, then with the
+    """The copy, with the new section added and written; built fresh into ``fresh/``, then with the
     fresh build's cache into ``cached/``."""
     project = copy_project(tmp_path_factory.mktemp("course") / "project")
     for name in ("ARCHITECTURE.md", ".gitignore"):
@@ -81,7 +116,7 @@ def course(tmp_path_factory) -> Path:
     for name in ("test_public_arguments.py", "test_docs_maps.py"):
         shutil.copy(ROOT / "tests" / name, project / "tests" / name)
 
-    # What `make new-section ID=P5-9.2 TITLE="Batches And Tensors"` runs.
+    # What `make new-section ID=P5-9.2 TITLE="Batches And Tensors"` runs (the free ID and title).
     run([sys.executable, "-m", "build_support.new_section", NEW_ID, NEW_TITLE], project)
     page_file = project / "docs" / f"{NEW_PAGE}.md"
     text = page_file.read_text(encoding="utf-8")
@@ -90,7 +125,7 @@ def course(tmp_path_factory) -> Path:
     page_file.write_text(written + BLOCK, encoding="utf-8")
     (project / "docs" / f"{NOTEBOOK}.py").write_text(NOTEBOOK_TEXT, encoding="utf-8")
     config = project / "mkdocs.yml"
-    notebook_nav = f'  - "P5-9.2 Batch Shapes (notebook)": {NOTEBOOK}.py\n'
+    notebook_nav = f'  - "{NEW_ID} Batch Shapes (notebook)": {NOTEBOOK}.py\n'
     replace(config, f": {NEW_PAGE}.md\n", f": {NEW_PAGE}.md\n{notebook_nav}")
     replace(config, "\nsite_url:", f"\nrepo_url: https://github.com/{REPOSITORY}\nsite_url:")
     replace(project / "pyproject.toml", f'release = "{release(ROOT)}"', f'release = "{RELEASE}"')
@@ -156,18 +191,19 @@ def test_each_notebooks_colab_link_is_in_its_own_sections_box_and_page(course):
 
 def test_the_course_map_and_home_page_list_the_new_section(course):
     site = course / "fresh"
-    entry = page(site, "course-map").find(id="p5-9-2")
+    entry = page(site, "course-map").find(id=NEW_SLUG)
     assert entry.get_text().startswith(f"{NEW_ID} {NEW_TITLE}")
     said = entry.find_next("p")
     assert said.get_text().startswith(f"Published: read {NEW_ID}.")
     assert said.a["href"] == f"../{NEW_PAGE}/"
-    assert (
-        page(site, "course-map")
-        .find(id="p5-14-4")
-        .find_next("p")
-        .get_text()
-        .startswith("Not yet published.")
-    )
+    # Every entry of the map that no page publishes (P5-14.4, ...): still not published.
+    text = (course / "docs" / "course-map.md").read_text(encoding="utf-8")
+    listed = re.findall(r"\{\{ course\.status (\S+) \}\}", text)
+    published = {one.id for one in section.sections(course)}
+    assert NEW_ID in listed and published <= set(listed), (listed, published)
+    for unpublished in sorted(set(listed) - published):
+        said = page(site, "course-map").find(id=section.slug(unpublished)).find_next("p")
+        assert said.get_text().startswith("Not yet published."), unpublished
     assert page(site, "").select_one(f'article a[href="{NEW_PAGE}/"]') is not None
     nav = [a.get_text(strip=True) for a in page(site, NEW_PAGE).select(".md-nav a")]
     assert f"{NEW_ID} {NEW_TITLE}" in nav
@@ -180,14 +216,17 @@ def test_verify_from_the_served_wheel_compares_the_new_block_at_its_sections_ver
     with zipfile.ZipFile(served_wheel(site)) as archive:
         archive.extractall(tmp_path / "wheel")
         expected = json.loads(archive.read("examples/expected-outputs.json"))
-    assert expected["sections"] == {"P5-9.1": "v2026.07.20", NEW_ID: NEW_VERSION}
+    # The project's sections, each at its version, and the new one: no other, none left out.
+    every = {one.id: one.version for one in SECTIONS} | {NEW_ID: NEW_VERSION}
+    assert expected["sections"] == every
     reader = {"PYTHONPATH": str(tmp_path / "wheel")}  # the wheel's examples, not the checkout's
-    verify = [sys.executable, "-m", "examples", "verify", "p5-9-2-batch-shape"]
+    verify = [sys.executable, "-m", "examples", "verify", BLOCK_ID]
     printed = run(verify, tmp_path, **reader).stdout
     assert f"Running the 1 block of {NEW_ID} {NEW_VERSION} shown with its output" in printed
-    assert "p5-9-2-batch-shape: same" in printed, printed
+    assert f"{BLOCK_ID}: same" in printed, printed
     version = run([sys.executable, "-m", "examples", "--version"], tmp_path, **reader).stdout
-    assert version.startswith(f"P5-9.1 v2026.07.20, {NEW_ID} {NEW_VERSION} · ")
+    named = ", ".join(f"{one} {at}" for one, at in sorted(every.items()))
+    assert version.startswith(f"{named} · "), version
     assert f"/{RELEASE}/" in version
 
 
@@ -195,7 +234,7 @@ def test_the_cached_build_shows_what_the_fresh_build_shows(course):
     assert differences(course / "cached", course / "fresh") == []
     report = page(course / "cached", "build-report").select("table.build-report tbody tr")
     outcomes = {row("td")[1].get_text(): row("td")[2].get_text() for row in report}
-    assert outcomes["p5-9-2-batch-shape"] == "reused", outcomes
+    assert outcomes[BLOCK_ID] == "reused", outcomes
     assert outcomes[f"{NOTEBOOK}.py"] == "reused", outcomes
 
 
