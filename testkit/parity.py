@@ -95,7 +95,7 @@ PROJECT_CONFIG = site_config("markdown-exec parity", extensions=EXTENSIONS)
 def environment(folder: Path) -> dict[str, str]:
     """Both builds': this interpreter's scripts on ``PATH`` (``$ mkdocs --help``), and
     matplotlib's SVG made the same run to run (a fixed salt for its ids, a fixed date)."""
-    (folder / "matplotlibrc").write_text("svg.hashsalt: markdown-exec-parity\n")
+    (folder / "matplotlibrc").write_text("svg.hashsalt: markdown-exec-parity\n", encoding="utf-8")
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return {"PATH": path, "MATPLOTLIBRC": str(folder / "matplotlibrc"), "SOURCE_DATE_EPOCH": "0"}
 
@@ -112,7 +112,9 @@ def build_both(folder: Path) -> None:
         (work / "mkdocs.yml").write_text(config, encoding="utf-8")
         started = time.monotonic()
         result = mkdocs_build(work / "mkdocs.yml", folder / name, env=env, timeout=600)
-        (folder / f"{name}.seconds").write_text(f"{time.monotonic() - started:.1f}")
+        (folder / f"{name}.seconds").write_text(
+            f"{time.monotonic() - started:.1f}", encoding="utf-8"
+        )
         (folder / f"{name}.log").write_text(result.stderr, encoding="utf-8")
         assert result.returncode == 0, f"the {name} build failed:\n{result.stderr[-5000:]}"
 
