@@ -142,3 +142,17 @@ def test_what_the_site_cannot_honour_fails_the_build_naming_the_block(tmp_path, 
     code, log = _build(tmp_path, f"# Page\n\n{fence}\n")
     assert code != 0
     assert said in log and "index.md" in log, log
+
+
+def test_a_name_from_another_pages_session_fails_naming_both_pages(tmp_path):
+    """markdown-exec shares a session across pages; here a session is its page's own (state
+    never leaks between pages), and the failure says so rather than a bare NameError."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
+    (tmp_path / "docs" / "second.md").write_text(
+        '# Second\n\n```python exec="on" session="s" id="uses"\nprint(x)\n```\n'
+    )
+    code, log = _build(tmp_path, '# First\n\n```python exec="on" session="s"\nx = 1\n```\n')
+    assert code != 0
+    assert "NameError: name 'x' is not defined (session 's' is also on index.md" in log, log
+    assert "a session is its page's own" in log and "second.md" in log

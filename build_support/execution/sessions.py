@@ -308,7 +308,10 @@ def execute(
         if wrong := fences.unknown_options(options):
             raise BlockError(wrong)
         call.seconds, call.how = seconds, fences.to_run(options)[1]
-        outcome.html = render(call, **options | {"extra": extra})
+        try:
+            outcome.html = render(call, **options | {"extra": extra})
+        except BlockError as error:
+            raise _per_page(build, options, error) from None
     reply = call.reply or {}
     seconds = reply.get("ran_ahead_s", time.perf_counter() - started)
     files = reads.digests(reply.get("read", ()), reply.get("written", ()), build.project_root)
@@ -323,6 +326,21 @@ def execute(
         "measured": {"at": at, "label": machine} if machine else None,
         "reads": files,
     }, outcome.failed
+
+
+def _per_page(build: BuildState, options: dict[str, Any], error: BlockError) -> BlockError:
+    """A session block's ``NameError`` where an earlier page has a session of the same name:
+    said so, since markdown-exec shares a session across pages and this build does not."""
+    name = options.get("session")
+    earlier = sorted({page for page, session in build.sessions if session == name} - {build.page})
+    if not (name and earlier and error.summary.startswith("NameError")):
+        return error
+    said = (
+        f"{error.summary} (session {name!r} is also on {', '.join(earlier)}: here a session is "
+        f"its page's own, so a name from another page's is not defined on {build.page}; "
+        "define it on this page, or import it from the course package)"
+    )
+    return BlockError(said, error.where, error.trace)
 
 
 def render(call: WorkerCall, /, **options: Any) -> str:
