@@ -9,8 +9,8 @@ time limit (``timeout``), what its worker runs (``to_run``), and its own part of
 Which fence kinds of markdown-exec's run where:
 
 - ``python``/``py``/``pycon`` run as Python and ``sh``/``bash``/``console`` as a shell, in the
-  session's worker, under its limits (``pycon``/``console``: their prompt lines, through
-  markdown-exec's own ``transform_source``). A shell block is a session of its own, as in
+  session's worker, under its limits (``pycon``/``console``: their prompt lines, read as
+  markdown-exec reads them, ``PROMPT_LINES``). A shell block is a session of its own, as in
   markdown-exec, and runs every build (``SHELL_RUNS``).
 - ``md``/``markdown`` and ``tree`` only render: markdown-exec's own formatters render them in the
   build, and a block nested in one runs as any other.
@@ -38,7 +38,6 @@ RUNS_AS = {  # a fence's language -> what its worker runs: Python, or the shell 
     "console": "sh",
 }
 LANGUAGES = tuple(RUNS_AS)
-RENDERED = ("md", "markdown", "tree")  # markdown-exec's own formatters, in the build
 REFUSED = {
     "pyodide": (
         "a pyodide block loads Pyodide from another host in the reader's browser, and this "
@@ -135,12 +134,12 @@ def unknown_options(options: dict[str, Any]) -> str | None:
 
 def to_run(options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """What the worker runs for the block: its code (a ``pycon``/``console`` block's prompt
-    lines, as markdown-exec reads them), and how (``runs_as``: Python or the shell; the exit
+    lines, as markdown-exec reads them), and how (Python or the shell, ``RUNS_AS``; the exit
     code expected of a shell; the folder and terminal width the block runs with)."""
     language = options.get("language", "python")
     code = str(options["code"])
-    if language in ("pycon", "console"):
-        code = _transforms()[language](code)[0]
+    if language in PROMPT_LINES:
+        code = PROMPT_LINES[language](code)[0]
     how = {"kind": RUNS_AS[language], "returncode": options.get("returncode") or 0}
     return code, how | {"workdir": options.get("workdir"), "width": options.get("width") or 0}
 
@@ -160,8 +159,8 @@ def _console(code: str) -> tuple[str, str]:
     return commands, textwrap.indent(commands, lines[-1][:2])
 
 
-def _transforms() -> dict[str, Any]:
-    return {"pycon": _pycon, "console": _console}
+PROMPT_LINES = {"pycon": _pycon, "console": _console}
+"""markdown-exec's ``transform_source`` for a prompt block: its code to run, and to show."""
 
 
 def is_shell(options: dict[str, Any]) -> bool:

@@ -46,9 +46,10 @@ PRINTS_HEADINGS = "its session prints headings for the table of contents: it run
 def read_sessions(build: BuildState, page: str, markdown: str) -> None:
     """Read the page's sessions before it renders: a session is one cache entry. A fence of a
     kind the site refuses fails the build, named (``fences.REFUSED``)."""
-    for language, line in fences.refused(markdown):
+    if refused := next(fences.refused(markdown), None):
         from mkdocs.exceptions import PluginError
 
+        language, line = refused
         raise PluginError(f"{page}, line {line}: a {language} fence: {fences.REFUSED[language]}")
     for name, found, alone in fences.of_page(markdown, build.config):
         if not alone:
@@ -351,8 +352,8 @@ def render(call: WorkerCall, /, **options: Any) -> str:
 
     language = options.pop("language", "python")
     options = {name: value for name, value in options.items() if name not in ("workdir", "width")}
-    if language in ("pycon", "console"):
-        options["transform_source"] = fences._transforms()[language]
+    if language in fences.PROMPT_LINES:
+        options["transform_source"] = fences.PROMPT_LINES[language]
     return str(base_format(language=language, run=call, **options))
 
 
