@@ -83,11 +83,13 @@ def on_page_markdown(markdown, page, config, files):
     build.page = page.file.src_uri
     kind = "notebook" if build.page.endswith((".py", ".ipynb")) else "page"  # mkdocs-jupyter's
     progress.note(f"{kind} {build.page}")
-    sessions.read_sessions(build, page.file.src_uri, markdown)
+    source = page.file.content_string if page.file.abs_src_path else ""  # for its lines
+    sessions.read_sessions(build, page.file.src_uri, markdown, source)
     return markdown
 
 
 def on_env(env, config, files):
+    state.current().failing.fail_if_any()  # `mkdocs build`: every failed block, named
     progress.note("writing the pages")  # every page's blocks ran (hooks/wheel.py: the wheel next)
     return env
 

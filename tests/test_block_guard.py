@@ -401,8 +401,10 @@ def test_a_fault_planted_in_each_step_of_the_handling_fails_the_block_named(
 
     monkeypatch.setattr(importlib.import_module(where), step, planted)
     options = {"code": "print('hi')", "id": "b", "extra": {}, "md": markdown.Markdown()}
+    shown = sessions.formatter(a_build, "python")(**options)
+    assert "Block <code>b</code> failed" in shown  # in its page, and the build fails:
     with pytest.raises(guard.BlockFailed) as failed:
-        sessions.formatter(a_build, "python")(**options)
+        a_build.failing.fail_if_any()
     said = "page page.md, block 'b' failed: the build could not handle its output: RuntimeError"
     assert said in str(failed.value)
 

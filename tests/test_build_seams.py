@@ -259,7 +259,7 @@ def test_a_block_runs_in_its_sessions_worker_and_its_failure_is_raised(caplog):
 
     def block(code: str, worker: executor.LazyWorker) -> str:
         options = {"code": code, "md": markdown.Markdown(), "id": "b", "extra": {}}
-        return sessions.render(sessions.WorkerCall(worker), **options)
+        return sessions.render(sessions.WorkerCall(worker, "b"), **options)
 
     build = state.start(ROOT)
     session, alone = executor.LazyWorker(build.take_worker), executor.LazyWorker(build.take_worker)

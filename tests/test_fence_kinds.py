@@ -133,8 +133,10 @@ def test_a_rebuild_reuses_python_blocks_and_runs_shell_blocks_again_saying_why(k
         ("```pyodide\nprint(1)\n```", "pyodide fence: a pyodide block loads Pyodide"),
         ('```python exec="on" id="typo" timout="300"\nprint(1)\n```', "unknown fence option"),
         ('```sh exec="on" id="slow" timeout="2"\nsleep 60\n```', "time limit of 2 s"),
+        # Read as it comes: stopped at the limit, long before its time limit.
+        ('```sh exec="on" id="flood" timeout="600"\nyes\n```', "passed the limit of 1,048,576"),
     ],
-    ids=["returncode", "pyodide", "unknown-option", "shell-timeout"],
+    ids=["returncode", "pyodide", "unknown-option", "shell-timeout", "shell-flood"],
 )
 def test_what_the_site_cannot_honour_fails_the_build_naming_the_block(tmp_path, fence, said):
     (tmp_path / "docs").mkdir()

@@ -56,7 +56,8 @@ KNOWN_OPTIONS = (
     "tabs", "workdir", "width", *RENDER_OPTIONS, *BUILD_OPTIONS,
 )  # fmt: skip
 NO_ID = "(no id)"
-"""The id of a block whose fence has none, in the Build report, the record and its failures."""
+"""The name of a block its page's Markdown does not show, and that has no ``id`` or ``title``."""
+BLOCK_NAME = "block_name"  # the build's own key in a block's options: its name (``named``)
 
 _FENCE = re.compile(  # a fence: its header line, then its code
     r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})[ \t]*(?P<language>[\w-]+)(?P<header>[^\n]*)\n"
@@ -72,6 +73,7 @@ class Fence:
 
     options: dict[str, Any]
     header: str
+    line: int = 0  # the line of its header in its page's Markdown, from 1
 
     @property
     def code(self) -> str:
@@ -79,20 +81,22 @@ class Fence:
         return str(self.options["code"]).rstrip("\n")
 
 
-def read(markdown: str, languages: tuple[str, ...]) -> Iterator[Fence]:
-    """Every fence of ``languages`` that markdown-exec executes, in page order."""
+def read(markdown: str, languages: tuple[str, ...], first_line: int = 1) -> Iterator[Fence]:
+    """Every fence of ``languages`` that markdown-exec executes, in page order (``first_line``:
+    the line of ``markdown``'s first in its page)."""
     for match in _FENCE.finditer(markdown):
         options = _executed(match)
         if options is None:
             continue
+        line = first_line + markdown.count("\n", 0, match.start())
         if match["language"] in ("md", "markdown"):  # literate Markdown: its blocks run too
-            yield from read(_dedent(match), languages)
+            yield from read(_dedent(match), languages, line + 1)
         if match["language"] not in languages:
             continue
         # A last empty line kept, as superfences keeps it.
         language = "python" if match["language"] == "py" else match["language"]
         header = f"{language} {match['header'].strip()}"
-        yield Fence(options | {"code": _dedent(match), "language": language}, header)
+        yield Fence(options | {"code": _dedent(match), "language": language}, header, line)
 
 
 def _executed(match: re.Match[str]) -> dict[str, Any] | None:
@@ -141,7 +145,8 @@ def to_run(options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if language in PROMPT_LINES:
         code = PROMPT_LINES[language](code)[0]
     how = {"kind": RUNS_AS[language], "returncode": options.get("returncode") or 0}
-    return code, how | {"workdir": options.get("workdir"), "width": options.get("width") or 0}
+    how |= {"workdir": options.get("workdir"), "width": options.get("width") or 0}
+    return code, how | {"own_id": options.get("id") or ""}
 
 
 def _pycon(code: str) -> tuple[str, str]:
@@ -167,17 +172,12 @@ def is_shell(options: dict[str, Any]) -> bool:
     return RUNS_AS.get(options.get("language", "python")) != "python"
 
 
-def of_page(markdown: str, config: Any) -> list[tuple[str, list[Fence], bool]]:
-    """A page's executed fences by session: each one's name, fences, and whether it is a block
-    alone (a session of its own, named by its own digest); snippets expanded as the page will
-    show them (``config``: MkDocs'), so an edit to a snippet is in the key."""
-    plugin = config.plugins.get("markdown-exec") if config is not None else None
-    languages = LANGUAGES if plugin is None else plugin.config.languages  # those it executes
-    if config is not None and "--8<--" in markdown:
-        markdown = expand_snippets(markdown, config)
+def by_session(found: list[Fence]) -> list[tuple[str, list[Fence], bool]]:
+    """A page's executed fences (``on_page``) by session: each one's name, fences, and whether
+    it is a block alone (a session of its own, named by its own digest)."""
     alone: list[tuple[str, list[Fence], bool]] = []
     in_sessions: dict[str, list[Fence]] = {}
-    for fence in read(markdown, tuple(name for name in LANGUAGES if name in languages)):
+    for fence in found:
         if (name := fence.options["session"]) and not is_shell(fence.options):
             in_sessions.setdefault(name, []).append(fence)
         else:
@@ -185,8 +185,63 @@ def of_page(markdown: str, config: Any) -> list[tuple[str, list[Fence], bool]]:
     return alone + [(name, found, False) for name, found in in_sessions.items()]
 
 
+def on_page(markdown: str, config: Any, page: str, first_line: int = 1) -> list[Fence]:
+    """A page's executed fences in page order, each ``named``; snippets expanded as the page
+    will show them (``config``: MkDocs'), so an edit to a snippet is in the key; ``first_line``:
+    the line of ``markdown``'s first in the page's file (after its front matter)."""
+    plugin = config.plugins.get("markdown-exec") if config is not None else None
+    languages = LANGUAGES if plugin is None else plugin.config.languages  # those it executes
+    languages = tuple(name for name in LANGUAGES if name in languages)
+    lines = None
+    if config is not None and "--8<--" in markdown:
+        expanded = expand_snippets(markdown, config)
+        lines = _source_lines(markdown, expanded, languages, first_line)
+        markdown = expanded
+    found = list(read(markdown, languages, first_line))
+    if lines is not None:
+        found = [Fence(fence.options, fence.header, lines[at]) for at, fence in enumerate(found)]
+    return named(found, page)
+
+
+def _source_lines(
+    markdown: str, expanded: str, languages: tuple[str, ...], first_line: int
+) -> list[int]:
+    """The line of each executed fence of ``expanded`` in the page's own ``markdown``: the
+    next fence there with the same header; a fence a snippet file brought keeps the line it
+    has in the page as expanded (the page has none of its own)."""
+    own = list(read(markdown, languages, first_line))
+    lines, cursor = [], 0
+    for fence in read(expanded, languages, first_line):
+        at = next((i for i in range(cursor, len(own)) if own[i].header == fence.header), None)
+        if at is None:
+            lines.append(fence.line)
+        else:
+            lines.append(own[at].line)
+            cursor = at + 1
+    return lines
+
+
+def named(found: list[Fence], page: str) -> list[Fence]:
+    """Each fence with its name in its options (``BLOCK_NAME``): its ``id``, else its
+    ``title``, else its page and line (``glossary.md:42``); a name two fences of the page share
+    is followed by each one's page and line, so no two blocks of a build share a name."""
+    plain = [_plain_name(fence.options) or f"{page}:{fence.line}" for fence in found]
+    names = []
+    for fence, name in zip(found, plain, strict=True):
+        if plain.count(name) > 1:
+            name = f"{name} ({page}:{fence.line})"
+        names.append(Fence(fence.options | {BLOCK_NAME: name}, fence.header, fence.line))
+    return names
+
+
+def _plain_name(options: dict[str, Any]) -> str:
+    return str(options.get("id") or (options.get("extra") or {}).get("title") or "")
+
+
 def block_id(options: dict[str, Any]) -> str:
-    return options.get("id") or NO_ID
+    """The block's name in the build's messages, the Build report and the record: the name
+    its page's Markdown gives it (``named``), else its ``id`` or ``title``."""
+    return str(options.get(BLOCK_NAME) or _plain_name(options) or NO_ID)
 
 
 def is_timed(options: dict[str, Any]) -> bool:
@@ -211,7 +266,10 @@ def timeout(options: dict[str, Any]) -> float | str:
 
 def own_ingredients(options: dict[str, Any]) -> dict[str, str]:
     """A block's own part of its key: its code and its options."""
-    plain = {name: value for name, value in options.items() if name not in ("code", "md")}
+    # Its name is not: a block that moves on its page is the same block (its worker's file
+    # name is its ``id`` or its place in its session, as ``to_run`` says).
+    left_out = ("code", "md", BLOCK_NAME)
+    plain = {name: value for name, value in options.items() if name not in left_out}
     return {"source": digest(options["code"]), "options": digest(canonical(plain))}
 
 

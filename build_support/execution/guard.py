@@ -3,9 +3,11 @@
 ``failures`` turns every way a block's rendering can fail into a ``Failure``: whatever the block
 raises (``SystemExit`` of any code too), a limit passed, its worker ended, a bad ``timeout``, an
 output over ``MAX_OUTPUT_BYTES`` once rendered; ``handling_failed`` does the same for a fault of
-the build's own handling of a block. ``mkdocs build`` raises ``BlockFailed``, failing the build
-naming page and block; ``mkdocs serve`` shows the failure in place of the output, names it on
-the terminal, and goes on. A failed block is never stored, so the edit that fixes it clears it.
+the build's own handling of a block. Each failure is said on the terminal as it happens and
+shown in place of the block's output, and the build goes on (``Failing``): ``mkdocs serve``
+serves it so; ``mkdocs build`` fails once every page has rendered (``Failing.fail_if_any``),
+naming every failed block with its page, as MkDocs' strict mode does with its warnings. A failed
+block is never stored, so the edit that fixes it clears it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import html
 import sys
 import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -55,8 +57,24 @@ class Outcome:
     failed: bool = False
 
 
+@dataclass
+class Failing:
+    """One build's failed blocks: under ``serving`` shown in their pages; otherwise also
+    failing the build once its pages are rendered."""
+
+    serving: bool
+    found: list[Failure] = field(default_factory=list)
+
+    def fail_if_any(self) -> None:
+        """``BlockFailed`` naming every block that failed (``mkdocs build``)."""
+        if self.found and not self.serving:
+            count = f"{len(self.found)} block{'s' if len(self.found) > 1 else ''}"
+            said = "\n".join(failure.message() for failure in self.found)
+            raise BlockFailed(f"{count} failed; the build stops here:\n{said}")
+
+
 @contextlib.contextmanager
-def failures(page: str, block_id: str, serving: bool) -> Iterator[Outcome]:
+def failures(page: str, block_id: str, failing: Failing) -> Iterator[Outcome]:
     """One block's rendering inside: its ``BlockError``, or an output over ``MAX_OUTPUT_BYTES``,
     is the block's failure (``fail_or_show``)."""
     progress.at_block(page, block_id)
@@ -74,24 +92,24 @@ def failures(page: str, block_id: str, serving: bool) -> Iterator[Outcome]:
             f"({executor.OUTPUT_SETTING})"
         )
         failure = Failure(page, block_id, summary)
-    outcome.html, outcome.failed = fail_or_show(failure, serving), True
+    outcome.html, outcome.failed = shown(failure, failing), True
 
 
-def handling_failed(page: str, block_id: str, error: BaseException, serving: bool) -> str:
+def handling_failed(page: str, block_id: str, error: BaseException, failing: Failing) -> str:
     """The build's own handling of a block raised ``error``: the block fails, named, where
     pymdownx.superfences would swallow it and ship the fence as plain text, exit 0."""
     where = traceback.extract_tb(error.__traceback__)
     innermost = f" (in {Path(where[-1].filename).name}, line {where[-1].lineno})" if where else ""
     summary = f"the build could not handle its output: {_summary(error)}{innermost}"
-    return fail_or_show(Failure(page, block_id, summary), serving)
+    return shown(Failure(page, block_id, summary), failing)
 
 
-def fail_or_show(failure: Failure, serving: bool) -> str:
-    """Under ``serving``, the failure said on the terminal and shown in place of the block's
-    output (Material's failure callout); elsewhere it fails the build (``BlockFailed``)."""
-    if not serving:
-        raise BlockFailed(failure.message())
-    terminal_error(failure.message() + "\n  (shown in the page; make build fails on it)")
+def shown(failure: Failure, failing: Failing) -> str:
+    """The failure said on the terminal, kept in ``failing``, and shown in place of the
+    block's output (Material's failure callout)."""
+    failing.found.append(failure)
+    after = "make build fails on it" if failing.serving else "the build fails once pages render"
+    terminal_error(f"{failure.message()}\n  (shown in the page; {after})")
     block_id = html.escape(failure.block_id)
     where = f"<p>at {html.escape(failure.where)}</p>\n" if failure.where else ""
     trace = ""

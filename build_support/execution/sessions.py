@@ -43,15 +43,20 @@ PRINTS_HEADINGS = "its session prints headings for the table of contents: it run
 # ---------------------------------------------------------------- a session's blocks
 
 
-def read_sessions(build: BuildState, page: str, markdown: str) -> None:
+def read_sessions(build: BuildState, page: str, markdown: str, source: str = "") -> None:
     """Read the page's sessions before it renders: a session is one cache entry. A fence of a
-    kind the site refuses fails the build, named (``fences.REFUSED``)."""
+    kind the site refuses fails the build, named (``fences.REFUSED``). Its blocks are named by
+    their lines in ``source``, the page's file (``markdown`` is without its front matter)."""
     if refused := next(fences.refused(markdown), None):
         from mkdocs.exceptions import PluginError
 
         language, line = refused
         raise PluginError(f"{page}, line {line}: a {language} fence: {fences.REFUSED[language]}")
-    for name, found, alone in fences.of_page(markdown, build.config):
+    at = source.find(markdown) if markdown else -1
+    first_line = 1 + source.count("\n", 0, at) if at > 0 else 1
+    on_page = fences.on_page(markdown, build.config, page, first_line)
+    build.unnamed[page] = list(on_page)
+    for name, found, alone in fences.by_session(on_page):
         if not alone:
             build.sessions.setdefault((page, name), Session(name=name)).fences.extend(found)
 
@@ -64,7 +69,7 @@ def plan_ahead(build: BuildState, pages: list[tuple[str, Path]]) -> None:
         markdown = path.read_text(encoding="utf-8-sig")
         if "exec=" not in markdown:
             continue
-        for name, session, alone in fences.of_page(markdown, build.config):
+        for name, session, alone in fences.by_session(fences.on_page(markdown, build.config, page)):
             requests = [found for fence in session if (found := request_of(fence.options))]
             if len(requests) < len(session):
                 continue  # a timing runs in its page's turn; a wrong option fails there
@@ -140,6 +145,7 @@ def formatter(build: BuildState, language: str) -> Callable[..., str]:
 
     def format_fence(**options: Any) -> str:
         options["language"] = language
+        options[fences.BLOCK_NAME] = _name(build, options)
         try:
             return format_block(build, options)
         except guard.BlockFailed:
@@ -147,9 +153,19 @@ def formatter(build: BuildState, language: str) -> Callable[..., str]:
         except BaseException as error:  # any fault in the build's own handling
             if isinstance(error, KeyboardInterrupt):
                 raise  # Ctrl-C by the author stops the build (a block's own is guard's)
-            return guard.handling_failed(build.page, block_id(options), error, build.serving)
+            return guard.handling_failed(build.page, block_id(options), error, build.failing)
 
     return format_fence
+
+
+def _name(build: BuildState, options: dict[str, Any]) -> str:
+    """The block's name (``fences.named``): that of the first fence of its page's Markdown with
+    its code and options not yet formatted; "" for a block the Markdown does not show."""
+    unnamed, own = build.unnamed.get(build.page, []), own_digest(options)
+    for at, fence in enumerate(unnamed):
+        if own_digest(fence.options) == own:
+            return str(unnamed.pop(at).options[fences.BLOCK_NAME])
+    return ""
 
 
 def install_formatters(build: BuildState) -> None:
@@ -276,6 +292,7 @@ class WorkerCall:
     worker's reply (a failure raises ``BlockError``)."""
 
     worker: SessionWorker
+    name: str  # fences.block_id's
     timed: bool = False
     seconds: float = DEFAULT_TIMEOUT_S
     reply: dict[str, Any] | None = None
@@ -283,7 +300,7 @@ class WorkerCall:
 
     def __call__(self, code: str, *, id: str = "", **_: Any) -> str:
         # markdown-exec passes ``returncode`` and ``session`` too: ``how`` and the worker's own.
-        self.reply = self.worker.run(code, block_id({"id": id}), self.timed, self.seconds, self.how)
+        self.reply = self.worker.run(code, self.name, self.timed, self.seconds, self.how)
         return str(self.reply["output"])
 
 
@@ -295,13 +312,13 @@ def execute(
     With it, from the worker's reply: the files it read and a timing's ``measured``."""
     if timed:
         build.notebooks.wait_for_cells()
-    call = WorkerCall(worker, timed)
+    call = WorkerCall(worker, block_id(options), timed)
     extra = dict(options.get("extra") or {})
     extra.pop(TIMEOUT_OPTION, None)  # the build's option, not markdown-exec's
     started = time.perf_counter()
     with (
         build.ahead.paused() if timed else contextlib.nullcontext(),
-        guard.failures(build.page, block_id(options), build.serving) as outcome,
+        guard.failures(build.page, block_id(options), build.failing) as outcome,
     ):
         seconds = fences.timeout(options)
         if isinstance(seconds, str):
@@ -319,7 +336,7 @@ def execute(
     machine = reply.get("machine") if timed and not outcome.failed else None
     at = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")  # when a timing was measured
     return {
-        "id": block_id(options),
+        "id": options.get("id") or "",  # its own, as in its key (never its name: its line)
         "html": outcome.html,
         "seconds": seconds,
         "ran_on": reply.get("ran_on", ""),
@@ -351,7 +368,8 @@ def render(call: WorkerCall, /, **options: Any) -> str:
     from markdown_exec import base_format  # imported on use: a cached build needs none of it
 
     language = options.pop("language", "python")
-    options = {name: value for name, value in options.items() if name not in ("workdir", "width")}
+    left_out = ("workdir", "width", fences.BLOCK_NAME)
+    options = {name: value for name, value in options.items() if name not in left_out}
     if language in fences.PROMPT_LINES:
         options["transform_source"] = fences.PROMPT_LINES[language]
     return str(base_format(language=language, run=call, **options))

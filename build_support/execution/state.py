@@ -36,6 +36,7 @@ from .executor import (
     Limits,
     LocalExecutor,
 )
+from .guard import Failing
 from .notebooks import Notebooks, NotebookThreads
 from .plan import RunAhead
 
@@ -104,7 +105,10 @@ class BuildState:
     page: str = "?"
     runs: list[Run] = field(default_factory=list)
     sessions: dict[tuple[str, str], Session] = field(default_factory=dict)  # (page, name)
+    unnamed: dict[str, list[fences.Fence]] = field(default_factory=dict)  # its blocks not yet
+    # formatted, by page (``sessions._name``)
     drift: Drift | None = None  # set with the Build report (make publish only)
+    failing: Failing = field(init=False)  # its failed blocks
     ahead: RunAhead = field(init=False)  # blocks run ahead of their pages, side by side
     workers_ended: bool = False  # set by ``end``: no worker is taken after it
     _workers_start: tuple[Limits, str | None, str, str] | None = None
@@ -112,6 +116,7 @@ class BuildState:
 
     def __post_init__(self) -> None:
         self.ahead = RunAhead(self.take_worker)
+        self.failing = Failing(PROCESS.serving)
 
     @property
     def serving(self) -> bool:

@@ -42,8 +42,10 @@ from . import compile_cache, process_tree, reads
 
 _HEADER = ">I"  # a frame's length, before its JSON
 HEADER_SIZE = struct.calcsize(_HEADER)
-FILE_NAME = "<code block: id {id}>"  # as markdown-exec names a block with an id
-BLOCK_FILE = re.compile(r"^<code block: (?:id )?(?P<name>.*)>$")
+# A block's code's file, as markdown-exec names it: by its ``id``, else by its place ("n2"; in
+# its session here, so a block's tracebacks stay the same wherever its page puts it).
+FILE_NAME = "<code block: {file}>"
+BLOCK_FILE = re.compile(r"^<code block: (?P<file>.*)>$")
 SHOWN_FRAMES = 6
 START_TIMEOUT_S = 300.0  # a template or a worker that has not imported ahead by then is stuck
 WHERE_SIGNAL = signal.SIGUSR1  # past its time limit: the worker says where the block is
@@ -165,7 +167,8 @@ class WorkerSession:
     def __init__(self, config: dict[str, Any], replies: BinaryIO, read_ahead: set[str]) -> None:
         self.replies, self.config, self.package = replies, config, config["package"]
         self.namespace: dict[str, Any] = {}
-        self.code = self.block_id = ""
+        self.code = self.block_id = self.file = ""
+        self.names: dict[str, tuple[str, str]] = {}  # each block's file -> its name, its code
         self.in_block = False
         self.read_ahead = read_ahead  # read while importing ahead (``import_ahead``)
         self.uses_jax = re.compile(_USES_JAX.pattern.format(package=self.package), re.MULTILINE)
@@ -174,7 +177,10 @@ class WorkerSession:
     def run(self, request: dict[str, Any]) -> dict[str, Any]:
         """Run one block; the reply the build reads."""
         self.code, self.block_id = request["code"], request["id"]
-        filename = FILE_NAME.format(id=self.block_id)
+        own_id = request.get("own_id")
+        self.file = f"id {own_id}" if own_id else f"n{len(self.names) + 1}"
+        self.names[self.file] = (self.block_id, self.code)
+        filename = FILE_NAME.format(file=self.file)
         # Libraries expect a function's module to exist (dataclasses, pickle): as markdown-exec
         # does, the block is a module of its own, named after the block.
         module_name = re.sub(r"[^a-zA-Z\d]+", "_", filename)
@@ -269,11 +275,11 @@ class WorkerSession:
         """A frame in the block or in the course package, as one line; "" for any other."""
         block = BLOCK_FILE.match(frame.filename)
         if block:
-            lines = self.code.splitlines()
-            this_block = block["name"] == self.block_id
-            known = this_block and 0 < (frame.lineno or 0) <= len(lines)
+            name, code = self.names.get(block["file"], ("?", ""))
+            lines = code.splitlines()
+            known = 0 < (frame.lineno or 0) <= len(lines)
             line = lines[(frame.lineno or 0) - 1].strip() if known else ""
-            name = "the block" if this_block else f"block {block['name']}"
+            name = "the block" if block["file"] == self.file else f"block {name}"
             return f"line {frame.lineno} of {name}: {line}".rstrip(": ")
         if self.config["package_dir"] is None:
             return ""
@@ -309,24 +315,29 @@ def _placed(request: dict[str, Any]) -> Iterator[None]:
 
 def _run_shell(shell: str, code: str, returncode: int, output: _Output) -> dict[str, Any]:
     """A shell block, as markdown-exec runs it (``sh -c``, stderr with stdout), as a child of
-    the worker: in its process group, under its limits."""
+    the worker: in its process group, under its limits; its output read as it comes, so one
+    over the output limit fails the block then (``_Output.print``), not once it is in memory."""
+    import codecs
     import subprocess
 
-    ran = subprocess.run(
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    with subprocess.Popen(
         [shell, "-c", code],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    text = ran.stdout.decode("utf-8", "replace")
-    if ran.returncode != returncode:
-        said = f"the {shell} block exited with code {ran.returncode}, not {returncode}"
+    ) as child:
+        assert child.stdout is not None
+        while chunk := child.stdout.read1(65536):
+            output.print(decoder.decode(chunk), end="")
+        output.print(decoder.decode(b"", final=True), end="")
+    text = "".join(output.parts)
+    if child.returncode != returncode:
+        said = f"the {shell} block exited with code {child.returncode}, not {returncode}"
         lines = text.rstrip("\n").splitlines()[-SHOWN_FRAMES:]
         return {"kind": "failed", "summary": said, "where": "", "trace": lines}
-    output.print(text, end="")
     ran_on = f"ran in {shell} on the build machine"
-    return {"kind": "done", "output": "".join(output.parts), "ran_on": ran_on, "environment": None}
+    return {"kind": "done", "output": text, "ran_on": ran_on, "environment": None}
 
 
 def summary(error: BaseException) -> str:

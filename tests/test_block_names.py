@@ -1,0 +1,156 @@
+"""Every block has a name of its own (issue 48): its ``id``, else its ``title``, else its page
+and line (``index.md:7``), in failures, the Build report, the record and the readers'
+``expected-outputs.json``; one build reports every failing block, then fails; a session block's
+failure points at the line that raised, in whichever block it is
+(``build_support/execution/fences.py``: ``named``; ``guard.Failing``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from build_support.execution import fences
+from build_support.publishing.record import Output, expected_outputs
+from testkit.build import mkdocs_build
+from testkit.small_site import ONE_PAGE_CONFIG
+
+NAMED = """\
+# Names
+
+```python exec="on" source="above" result="text"
+print("first")
+```
+
+```python exec="on" title="Twice" source="above" result="text"
+print("second")
+```
+
+```python exec="on" title="Twice" source="above" result="text"
+print("third")
+```
+
+```python exec="on" id="own-id" title="ignored for a name"
+print("fourth")
+```
+
+```python exec="on" session="s"
+def bump():
+    raise ValueError("bumped")
+```
+"""
+
+
+def _site(tmp_path: Path, page: str) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "mkdocs.yml").write_text(ONE_PAGE_CONFIG)
+    (tmp_path / "docs" / "index.md").write_text(page)
+    return tmp_path
+
+
+def _build(site: Path, **options) -> tuple[int, str]:
+    result = mkdocs_build(site / "mkdocs.yml", site / "site", timeout=300, **options)
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_a_block_is_named_by_its_id_title_or_page_and_line():
+    found = fences.named(list(fences.read(NAMED, fences.LANGUAGES)), "index.md")
+    names = [fence.options[fences.BLOCK_NAME] for fence in found]
+    assert names == [
+        "index.md:3",
+        "Twice (index.md:7)",
+        "Twice (index.md:11)",
+        "own-id",
+        "index.md:19",
+    ]
+
+
+def test_a_fence_inside_md_is_named_by_its_line_in_the_page():
+    page = '# P\n\n````md exec="on"\ntext\n\n```python exec="on"\nprint(1)\n```\n````\n'
+    (fence,) = fences.named(list(fences.read(page, fences.LANGUAGES)), "p.md")
+    assert fence.options[fences.BLOCK_NAME] == "p.md:6"
+
+
+def test_moving_a_block_keeps_its_key():
+    before = next(fences.read('```python exec="on"\nprint(1)\n```\n', fences.LANGUAGES))
+    after = next(fences.read('\n\n\n```python exec="on"\nprint(1)\n```\n', fences.LANGUAGES))
+    named_before = fences.named([before], "a.md")[0].options
+    named_after = fences.named([after], "a.md")[0].options
+    assert named_before[fences.BLOCK_NAME] != named_after[fences.BLOCK_NAME]
+    assert fences.own_digest(named_before) == fences.own_digest(named_after)
+
+
+@pytest.fixture(scope="module")
+def named_site(tmp_path_factory) -> tuple[Path, str]:
+    site = _site(tmp_path_factory.mktemp("names"), NAMED)
+    code, log = _build(site, fresh=False)
+    assert code == 0, log
+    return site, log
+
+
+def test_the_build_log_and_the_record_name_every_block_once(named_site):
+    site, log = named_site
+    executed = re.findall(r"Executed index\.md (.+?): ran", log)
+    expected = ["index.md:3", "Twice (index.md:7)", "Twice (index.md:11)", "own-id", "index.md:19"]
+    assert executed == expected, log
+    record = json.loads((site / "site" / "execution-record.json").read_text())
+    names = [output["block_id"] for output in record["outputs"]]
+    assert sorted(names) == sorted(expected)
+
+
+def test_the_readers_expected_outputs_never_share_a_name(named_site):
+    site, _ = named_site
+    record = json.loads((site / "site" / "execution-record.json").read_text())
+    outputs = [Output(**output) for output in record["outputs"]]
+    shown = expected_outputs(outputs, "v", lambda: None)  # what the wheel carries
+    names = [(block["page"], block["block_id"]) for block in shown["blocks"]]
+    assert len(names) == len(set(names)) == 3, names
+
+
+def test_a_moved_block_is_reused_under_its_new_name(named_site):
+    site, _ = named_site
+    (site / "docs" / "index.md").write_text("Prose above.\n\n" + NAMED)
+    code, log = _build(site, fresh=False)
+    assert code == 0, log
+    assert "Executed index.md index.md:5: reused" in log, log
+    assert ": ran" not in log, log
+
+
+def test_one_build_reports_every_failing_block_then_fails(tmp_path):
+    """Named by their lines in the page's file, front matter included."""
+    site = _site(
+        tmp_path,
+        "---\ntitle: Broken\n---\n# Broken\n\n"
+        '```python exec="on"\nraise ValueError("one")\n```\n\n'
+        '```python exec="on" title="Second"\n1 / 0\n```\n\n'
+        '```python exec="on" id="fine"\nprint("fine")\n```\n\n'
+        '```python exec="on" id="third"\nimport sys; sys.exit(3)\n```\n',
+    )
+    code, log = _build(site)
+    assert code != 0
+    tail = log[log.index("3 blocks failed") :]
+    for said in (
+        "page index.md, block 'index.md:6' failed: ValueError: one",
+        "page index.md, block 'Second' failed: ZeroDivisionError",
+        "page index.md, block 'third' failed: SystemExit",
+    ):
+        assert said in tail, log
+    assert "'fine' failed" not in log
+    assert not (site / "site" / "index.html").exists()  # nothing written: the build failed
+
+
+def test_a_session_blocks_failure_points_at_the_line_that_raised(tmp_path):
+    site = _site(
+        tmp_path,
+        "# Session\n\n"
+        '```python exec="on" session="s"\n'
+        'count = 0\ndef bump():\n    raise ValueError("no")\n```\n\n'
+        '```python exec="on" session="s"\ncount += 1\nbump()\n```\n',
+    )
+    code, log = _build(site)
+    assert code != 0
+    assert "page index.md, block 'index.md:9' failed: ValueError: no" in log, log
+    assert 'at line 3 of block index.md:3: raise ValueError("no")' in log, log
+    assert "line 2 of the block: bump()" in log, log
