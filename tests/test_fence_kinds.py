@@ -158,3 +158,84 @@ def test_a_name_from_another_pages_session_fails_naming_both_pages(tmp_path):
     assert code != 0
     assert "NameError: name 'x' is not defined (session 's' is also on index.md" in log, log
     assert "a session is its page's own" in log and "second.md" in log
+
+
+HEADERS = """\
+~~~python exec='on' session='s'
+print("tildes, single quotes")
+~~~
+
+~~~~python exec="1" session="s" title='Quoted'
+print("four tildes")
+~~~~
+
+```python exec=true session="s"
+print("unquoted: superfences reads no fence here")
+```
+
+```{.python exec="on"}
+print("an attribute list")
+```
+
+```python exec="on" session=s
+print("unquoted again")
+```
+
+  ```python exec="yes"
+  print("indented")
+  ```
+"""
+
+
+NESTED = """\
+1. A step
+
+    ```python exec="on"
+    print("in a list")
+    ```
+
+!!! note
+
+    ```pycon exec="on"
+    >>> print("in an admonition")
+    ```
+
+  ```python exec="on"
+  print("abandoned: a line below is indented less")
+print("here")
+  ```
+
+```python exec="on"
+print("after it")
+```
+"""
+
+
+@pytest.mark.parametrize("page", [HEADERS, NESTED], ids=["headers", "nested"])
+def test_the_build_reads_the_fences_superfences_hands_markdown_exec(page):
+    """The build's reader (a session's key, its run ahead) and superfences agree on which
+    fences markdown-exec executes and on their code, however their headers are written: a
+    fence one reads and the other does not leaves its session never cached."""
+    import markdown
+    from markdown_exec import validator
+
+    from build_support.execution import fences
+
+    handed: list[str] = []
+
+    def formatter(source, language, css_class, options, md, **kwargs):
+        handed.append(source)
+        return ""
+
+    kinds = [
+        {"class": kind, "validator": validator, "format": formatter, "name": kind}
+        for kind in ("python", "pycon")
+    ]
+    md = markdown.Markdown(
+        extensions=["pymdownx.superfences", "admonition"],
+        extension_configs={"pymdownx.superfences": {"custom_fences": kinds}},
+    )
+    md.convert(page)
+    read = [fence.options["code"] for fence in fences.read(page, ("python", "pycon"))]
+    assert [code.rstrip("\n") for code in read] == [code.rstrip("\n") for code in handed]
+    assert len(handed) == 2, handed  # the rest, as superfences reads them, are no fences

@@ -59,12 +59,6 @@ NO_ID = "(no id)"
 """The name of a block its page's Markdown does not show, and that has no ``id`` or ``title``."""
 BLOCK_NAME = "block_name"  # the build's own key in a block's options: its name (``named``)
 
-_FENCE = re.compile(  # a fence: its header line, then its code
-    r"^(?P<indent>[ \t]*)(?P<ticks>`{3,}|~{3,})[ \t]*(?P<language>[\w-]+)(?P<header>[^\n]*)\n"
-    r"(?P<code>.*?)^(?P=indent)(?P=ticks)[ \t]*$",
-    re.MULTILINE | re.DOTALL,
-)
-
 
 @dataclass(frozen=True)
 class Fence:
@@ -81,50 +75,91 @@ class Fence:
         return str(self.options["code"]).rstrip("\n")
 
 
+@dataclass(frozen=True)
+class _Found:
+    """A fence as superfences reads it: its header's parts, its code (dedented) and line."""
+
+    start: re.Match[str]  # superfences' RE_NESTED_FENCE_START on its header
+    code: str
+    line: int
+
+    @property
+    def language(self) -> str:
+        return self.start["lang"] or ""
+
+
+def _found(markdown: str, first_line: int) -> Iterator[_Found]:
+    """Every fence of ``markdown``, as superfences' scan finds it, line by line: a header it
+    does not recognise (``session=s`` unquoted) is a line of text; a fence's content holds no
+    other fence; a line indented less than its opener abandons it, and one never closed holds
+    the rest of the page."""
+    from pymdownx.superfences import RE_NESTED_FENCE_START
+
+    lines = markdown.split("\n")
+    at = 0
+    while at < len(lines):
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip(" \t"))]
+        start = RE_NESTED_FENCE_START.match(lines[at], len(indent))
+        opened, at = at, at + 1
+        if start is None or start["unrecognized"]:
+            continue
+        closing = re.compile(rf"{start['fence']}[ \t]*$")
+        body: list[str] = []
+        while at < len(lines):
+            line, at = lines[at], at + 1
+            if not line.strip():
+                body.append(line[len(indent) :])
+            elif not line.startswith(indent):
+                break  # not indented enough: no fence
+            elif closing.match(content := line[len(indent) :]):
+                code = "\n".join(body)
+                yield _Found(start, code, first_line + opened)
+                break
+            else:
+                body.append(content)
+        else:
+            return  # never closed: the rest of the page is its content
+
+
 def read(markdown: str, languages: tuple[str, ...], first_line: int = 1) -> Iterator[Fence]:
     """Every fence of ``languages`` that markdown-exec executes, in page order (``first_line``:
     the line of ``markdown``'s first in its page)."""
-    for match in _FENCE.finditer(markdown):
-        options = _executed(match)
+    for found in _found(markdown, first_line):
+        options = _executed(found)
         if options is None:
             continue
-        line = first_line + markdown.count("\n", 0, match.start())
-        if match["language"] in ("md", "markdown"):  # literate Markdown: its blocks run too
-            yield from read(_dedent(match), languages, line + 1)
-        if match["language"] not in languages:
+        if found.language in ("md", "markdown"):  # literate Markdown: its blocks run too
+            yield from read(found.code, languages, found.line + 1)
+        if found.language not in languages:
             continue
         # A last empty line kept, as superfences keeps it.
-        language = "python" if match["language"] == "py" else match["language"]
-        header = f"{language} {match['header'].strip()}"
-        yield Fence(options | {"code": _dedent(match), "language": language}, header, line)
+        language = "python" if found.language == "py" else found.language
+        header = f"{language} {(found.start['options'] or '').strip()}"
+        yield Fence(options | {"code": found.code, "language": language}, header, found.line)
 
 
-def _executed(match: re.Match[str]) -> dict[str, Any] | None:
-    """markdown-exec's options for the fence, read as its validator reads them; None where it
-    does not execute it (no ``exec``)."""
+def _executed(found: _Found) -> dict[str, Any] | None:
+    """markdown-exec's options for the fence, read as superfences reads its options and
+    markdown-exec's validator checks them; None where it does not execute it (no ``exec``)."""
     from markdown_exec import validator
     from pymdownx.superfences import RE_OPTIONS
 
+    if not found.language or found.start["attrs"] is not None:
+        return None  # ```{.python exec="on"}: superfences hands markdown-exec no options
     values = {}
-    for option in RE_OPTIONS.finditer(match["header"]):
+    for option in RE_OPTIONS.finditer(found.start["options"] or ""):
         values[option["key"]] = option["key"] if option["value"] is None else option["value"]
     options: dict[str, Any] = {}
-    return options if validator(match["language"], values, options, {}, None) else None
-
-
-def _dedent(match: re.Match[str]) -> str:
-    indent = len(match["indent"])
-    return "\n".join(line[indent:] for line in match["code"].splitlines())
+    return options if validator(found.language, values, options, {}, None) else None
 
 
 def refused(markdown: str) -> Iterator[tuple[str, int]]:
     """Each fence of a kind the site refuses (``REFUSED``): its language and line."""
-    for match in _FENCE.finditer(markdown):
-        if match["language"] in REFUSED:
-            yield match["language"], markdown.count("\n", 0, match.start()) + 1
-        elif match["language"] in ("md", "markdown") and _executed(match) is not None:
-            line = markdown.count("\n", 0, match.start()) + 1
-            yield from ((kind, line + at) for kind, at in refused(_dedent(match)))
+    for found in _found(markdown, 1):
+        if found.language in REFUSED:
+            yield found.language, found.line
+        elif found.language in ("md", "markdown") and _executed(found) is not None:
+            yield from ((kind, found.line + at) for kind, at in refused(found.code))
 
 
 def unknown_options(options: dict[str, Any]) -> str | None:
