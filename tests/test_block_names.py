@@ -154,3 +154,57 @@ def test_a_session_blocks_failure_points_at_the_line_that_raised(tmp_path):
     assert "page index.md, block 'index.md:9' failed: ValueError: no" in log, log
     assert 'at line 3 of block index.md:3: raise ValueError("no")' in log, log
     assert "line 2 of the block: bump()" in log, log
+
+
+REASONS = """\
+# Reasons
+
+```python exec="on" id="alone"
+print(1)
+```
+
+```python exec="on" id="first" session="s"
+x = 1
+```
+
+```python exec="on" id="second" session="s"
+print(x)
+```
+
+```python exec="on" id="heads"
+print("## A printed heading")
+```
+"""
+
+
+def test_the_reason_a_block_ran_is_true_for_each_kind_of_change(tmp_path):
+    site = _site(tmp_path, REASONS)
+    heads = (
+        "heads",
+        "ran (its session prints headings for the table of contents: it runs every build)",
+    )
+    steps = [
+        ({}, {"alone": "ran (no cache entry)", "first": "ran (no cache entry)"}),
+        ({"print(1)": "print(2)"}, {"alone": "ran (its source changed)"}),
+        ({'id="alone"': 'id="alone" result="text"'}, {"alone": "ran (its options changed)"}),
+        (
+            {"x = 1": "x = 2"},
+            {
+                "first": "ran (a block of its session changed)",
+                "second": "ran (a block of its session changed)",
+            },
+        ),
+        ({"# Reasons": "# Reasons\n\nProse above every block."}, {}),
+    ]
+    page = REASONS
+    for edits, ran in steps:
+        for before, after in edits.items():
+            page = page.replace(before, after)
+        (site / "docs" / "index.md").write_text(page)
+        code, log = _build(site, fresh=False)
+        assert code == 0, log
+        said = dict(re.findall(r"Executed index\.md (\S+): (ran(?: \([^)]*\))?|reused)", log))
+        expected = {"alone": "reused", "first": "reused", "second": "reused"} | ran
+        if "first" in ran and "second" not in ran:
+            expected["second"] = ran["first"]  # a session's blocks run together
+        assert said == expected | dict([heads]), (edits, log)
