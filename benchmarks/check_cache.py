@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from build_support.caching.check_cache import check
+from build_support.caching.check_cache import check_sides, page_renders
 from testkit.build import mkdocs_build
 from testkit.project import ROOT
 
@@ -23,12 +23,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    checks, fresh = [], []
+    checks, fresh, renders = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for turn in range(args.repeats):
             started = time.perf_counter()
-            found = check(ROOT, Path(tmp) / "check")
+            found, cached = check_sides(ROOT, Path(tmp) / "check")
             checks.append(time.perf_counter() - started)
+            renders.append(page_renders(cached.stderr))
             if found:
                 raise SystemExit("check-cache found differences:\n" + "\n".join(found))
             started = time.perf_counter()
@@ -41,6 +42,7 @@ def main() -> None:
     print(f"check-cache:        {check_s:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in checks)})")
     print(f"one fresh build:    {fresh_s:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in fresh)})")
     print(f"check-cache costs {check_s / fresh_s:.2f}x a fresh build (no target; printed only)")
+    print(f"the cached side's page renders, each check: {'; '.join(renders)}")
 
 
 if __name__ == "__main__":

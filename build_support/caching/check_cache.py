@@ -7,7 +7,9 @@ side reuses nothing: a copy of the project (its caches left behind, its ``exampl
 ``PYTHONPATH``), ``FRESH=1`` and every cache pointed at an empty folder. Both sites land in
 ``--out`` (default ``.cache/check-cache/``: ``cached/`` and ``fresh/``). Every file is
 compared; an HTML page block by block (``div.exec-block[data-exec-id]``), then the rest of it,
-naming the page, the block and the first line that differs.
+naming the page, the block and the first line that differs. Every page is compared: those the
+cached side took from the page cache (hooks/page_render_cache.py; the check prints how many)
+as well as those it rendered.
 
 Outputs declared as timings (``expected_to_change`` in ``execution-record.json``: the blocks of
 a ``timed="yes"`` session) are compared only for what is not a timing (``compare.py``).
@@ -53,6 +55,20 @@ def fresh_env(cache_root: Path) -> dict[str, str]:
 
 def check(project: Path, out: Path, env: dict[str, str] | None = None) -> list[str]:
     """Build both sides into ``out``; the differences (empty: cached equals fresh)."""
+    return check_sides(project, out, env)[0]
+
+
+def page_renders(log: str) -> str:
+    """What a build's log says of its pages' renders (hooks/page_render_cache.py): how many
+    were reused from the store, and so compared here as the cache gave them."""
+    lines = [line for line in log.splitlines() if "Page renders: " in line]
+    return lines[-1].split("Page renders: ", 1)[1] if lines else "not reported"
+
+
+def check_sides(
+    project: Path, out: Path, env: dict[str, str] | None = None
+) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    """``check``, and the cached side's build (its log says what it reused)."""
     env = env or {}
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -69,7 +85,7 @@ def check(project: Path, out: Path, env: dict[str, str] | None = None) -> list[s
         for name, result in zip(("cached", "fresh"), results, strict=True)
         if result.returncode != 0
     ]
-    return failed or differences(out / "cached", out / "fresh")
+    return failed or differences(out / "cached", out / "fresh"), results[0]
 
 
 def project_and_out(doc: str, name: str, argv: list[str] | None) -> tuple[Path, Path]:
@@ -86,8 +102,9 @@ def project_and_out(doc: str, name: str, argv: list[str] | None) -> tuple[Path, 
 def main(argv: list[str] | None = None) -> int:
     project, out = project_and_out(__doc__, "check-cache", argv)
     started = time.perf_counter()
-    found = check(project, out)
+    found, cached = check_sides(project, out)
     seconds = time.perf_counter() - started
+    print(f"check-cache: the cached build's page renders: {page_renders(cached.stderr)}")
     for line in found:
         print(line)
     if found:

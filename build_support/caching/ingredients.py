@@ -133,6 +133,9 @@ NOT_IN_ENTRIES = {
     "build_support/caching/compare.py",
     "build_support/publishing/record.py",
     "build_support/publishing/report.py",
+    # A page's rendered HTML, keyed on its own: it reads what was built, never an output.
+    "build_support/rendering/__init__.py",
+    "build_support/rendering/page_cache.py",
 }
 
 

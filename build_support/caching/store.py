@@ -1,5 +1,5 @@
 """The one store behind every cache of the build: executed outputs, drawn diagrams, trimmed
-notebook pages and the wheel.
+notebook pages, the wheel and the pages' renders.
 
 An entry is one file, ``<root>/<cache>/<key[:2]>/<key>``: a JSON header line (the payload's
 SHA-256 and size, and the cache's own metadata), then the payload's bytes. The root is the
