@@ -15,6 +15,7 @@ the same values.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,19 @@ class Positive(c.BaseConfigOption[float]):
         return float(value)
 
 
+class Address(c.BaseConfigOption[str | None]):
+    """A Dask scheduler's address, ``tcp://host:port`` (or ``tls://``); unset or empty: none."""
+
+    def run_validation(self, value: object) -> str | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, str) and re.fullmatch(r"(tcp|tls)://\S+:\d+", value):
+            return value
+        raise c.ValidationError(
+            f"expected a Dask scheduler's address, tcp://host:port (or empty), got {value!r}"
+        )
+
+
 class BuildSettings(base.Config):
     """The options under ``extra.build`` in mkdocs.yml."""
 
@@ -80,8 +94,19 @@ class BuildSettings(base.Config):
     """The memory one worker process (a session's blocks, with whatever they start) or one
     notebook's kernel may use; past it the block or cell fails, naming this limit."""
 
+    executor = Address()
+    """Where the sessions a build runs ahead go: unset (the default), this machine's warm
+    workers; a Dask scheduler's address (``make build EXECUTOR=tcp://host:8786``), that
+    cluster's workers, each session in a fresh worker process there (execution/remote.py)."""
 
-ENV_VARS = {"fresh": FRESH_ENV, "cache_dir": CACHE_DIR_ENV}
+    executor_wait_s = Positive(default=60, unit="seconds")
+    """With an ``executor``: how long the build waits for its scheduler, and for a worker that
+    may run a page's sessions (one with ``GPU=1`` for a GPU page), before their blocks fail."""
+
+
+EXECUTOR_ENV = "EXECUTOR"
+"""Sets the build's ``executor`` setting (mkdocs.yml reads it): ``make build EXECUTOR=...``."""
+ENV_VARS = {"fresh": FRESH_ENV, "cache_dir": CACHE_DIR_ENV, "executor": EXECUTOR_ENV}
 """The options a tool outside MkDocs sets, and the variable mkdocs.yml reads each from."""
 
 

@@ -10,19 +10,27 @@ and its replies are the page's while it ran what the page asks for (each block's
 code and every option). A failure is the block's, raised in its page's turn. Timings never run
 side by side: a timed session is never run ahead, and while a timed block runs (``paused``) no
 job starts and none is running. ``stop`` cancels what has not started.
+
+With a cluster (``extra.build.executor``: ``remote.py``) every job is submitted to it instead,
+never cancelled: its page waits for its replies, and a job the cluster could not run fails its
+blocks in their page's turn (``Refused``), never run here instead. A page whose front matter says
+``execution: {gpu: true}`` (``needs_gpu``) has its jobs sent to GPU workers; its sessions never
+run on this machine unless it lists an NVIDIA GPU and no cluster is named.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import subprocess
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..caching.cache import Lookup
 from . import fences, progress
@@ -31,6 +39,8 @@ from .executor import BlockError
 if TYPE_CHECKING:
     from .executor import SessionWorker
 
+GPU_OPTION = "execution"  # front matter: execution: {gpu: true}
+GPU_FORM = "execution: {gpu: true} (or false)"
 MAX_SIDE_BY_SIDE = 8  # more workers at once than this only crowd the memory
 SIDE_BY_SIDE_ENV = "COURSE_SIDE_BY_SIDE"
 
@@ -66,6 +76,45 @@ class Job:
     requests: list[Request]
     results: list[dict[str, Any] | BlockError] = field(default_factory=list)
     future: Future[None] = field(default_factory=Future)  # the pool's, once submitted
+    gpu: bool = False  # its page needs a GPU (``needs_gpu``)
+    remote: bool = False  # submitted to the cluster
+    ran_where: str = ""  # the cluster's worker that ran it, said in the log
+
+
+class Cluster(Protocol):
+    """Where jobs run when not on this machine (``remote.Cluster``)."""
+
+    def submit(self, job: Job) -> Future[None]: ...
+
+    def close(self) -> None: ...
+
+
+def needs_gpu(page: str, markdown: str) -> bool:
+    """Whether the page's front matter asks for a GPU (``execution: {gpu: true}``); a value of
+    another form fails the build, naming the page, the field and the form."""
+    from mkdocs.exceptions import PluginError
+    from mkdocs.utils.meta import get_data
+
+    if not markdown.startswith("---"):
+        return False
+    found = get_data(markdown)[1].get(GPU_OPTION)
+    if found is None:
+        return False
+    wrong = not isinstance(found, dict) or set(found) - {"gpu"}
+    if wrong or not isinstance(found.get("gpu"), bool):
+        raise PluginError(f"{page}: front matter {GPU_OPTION}: expected {GPU_FORM}, got {found!r}")
+    return found["gpu"]
+
+
+def local_gpus() -> bool:
+    """This machine lists an NVIDIA GPU (``nvidia-smi -L``)."""
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return any(line.startswith("GPU ") for line in listed.stdout.splitlines())
 
 
 def request_of(options: dict[str, Any]) -> Request | None:
@@ -105,13 +154,35 @@ class RanAheadWorker:
         """Its worker ended with the job."""
 
 
+class Refused:
+    """A session that may not run here: each of its blocks fails, saying why (the cluster
+    could not run its job, or its page needs a GPU this build cannot give it)."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def run(
+        self, code: str, block_id: str, timed: bool, seconds: float, how: dict | None = None
+    ) -> dict[str, Any]:
+        raise BlockError(self.why)
+
+    def close(self) -> None:
+        """It started nothing."""
+
+
 class RunAhead:
     """The jobs of one build, run on a thread pool."""
 
     def __init__(
-        self, take_worker: Callable[[bool, str], SessionWorker], threads: int | None = None
+        self,
+        take_worker: Callable[[bool, str], SessionWorker],
+        threads: int | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.take_worker = take_worker
+        self.cluster = cluster  # None: every job runs on this machine
+        self.gpu_pages: set[str] = set()  # pages whose front matter asks for a GPU
+        self._local_gpu: bool | None = None  # ``local_gpu``
         self.threads = side_by_side() if threads is None else threads
         self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix="run-ahead")
         self.jobs: dict[tuple[str, str], deque[Job]] = {}  # (page, session name)
@@ -123,27 +194,64 @@ class RunAhead:
         self.changed = threading.Condition()
 
     def add(self, job: Job, session: str) -> None:
-        """Run ``job`` ahead of its page (with one thread, the page's turn is as quick: none)."""
-        if self.threads < 2 or self.stopped:
+        """Run ``job`` ahead of its page (with one thread, the page's turn is as quick: none);
+        on the cluster, where one is named."""
+        if self.stopped:
+            return
+        if self.cluster is not None:
+            job.remote = True
+            self.jobs.setdefault((job.page, session), deque()).append(job)
+            job.future = self.cluster.submit(job)
+            return
+        if self.threads < 2 or (job.gpu and not self.local_gpu()):
             return
         self.jobs.setdefault((job.page, session), deque()).append(job)
         job.future = self.pool.submit(self._run, job)
 
-    def claim(self, page: str, session: str) -> RanAheadWorker | None:
+    def claim(self, page: str, session: str) -> RanAheadWorker | Refused | None:
         """The replies of the session's job once it is done, if it ran one (a block alone's twin
-        on the page runs it again: one job each); None where it had not started."""
+        on the page runs it again: one job each); None where it had not started; ``Refused``
+        where it may not run here (a GPU page's) or the cluster could not run it."""
         jobs = self.jobs.get((page, session))
         if not jobs:
-            return None
+            return self._not_ahead(page)
         job = jobs.popleft()
-        if job.future.cancel():
+        if not job.remote and job.future.cancel():
             return None  # the page runs it
         # Where the build is, if it is ended while it waits: the block its page waits for.
         progress.at_block(job.page, job.requests[0].block_id)
-        if job.future.exception() is not None or len(job.results) < len(job.requests):
+        failed = job.future.exception()
+        if job.remote and failed is not None:
+            return Refused(f"not run: {failed}")
+        if failed is not None or len(job.results) < len(job.requests):
             return None  # the build's own fault, or stopped: the page runs it
         self.ran_ahead += len(job.requests)
         return RanAheadWorker(job)
+
+    def local_gpu(self) -> bool:
+        """This machine lists a GPU (asked once a build, and only for a GPU page)."""
+        if self._local_gpu is None:
+            self._local_gpu = local_gpus()
+        return self._local_gpu
+
+    def _not_ahead(self, page: str) -> Refused | None:
+        """A session that did not run ahead runs in its page's turn, here (None); a GPU page's
+        only where no cluster is named and this machine lists a GPU."""
+        if page not in self.gpu_pages:
+            return None
+        if self.cluster is not None:
+            return Refused(
+                "its page's front matter asks for a GPU (execution: {gpu: true}) and this "
+                "session was not run ahead on the cluster (a timing, or a wrong option): it "
+                "runs nowhere else"
+            )
+        if self.local_gpu():
+            return None
+        return Refused(
+            "its page's front matter asks for a GPU (execution: {gpu: true}): no executor is "
+            "named (make build EXECUTOR=tcp://host:8786, a Dask cluster with a worker started "
+            "with --resources GPU=1) and this machine lists no NVIDIA GPU (nvidia-smi -L)"
+        )
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -170,6 +278,8 @@ class RunAhead:
         with self.changed:
             self.changed.notify_all()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.cluster is not None:
+            self.cluster.close()
 
     def _run(self, job: Job) -> None:
         with self.changed:

@@ -25,7 +25,7 @@ from ..publishing.runs import Run
 from . import fences, guard, reads
 from .executor import DEFAULT_TIMEOUT_S, BlockError, LazyWorker
 from .fences import TIMEOUT_OPTION, block_id, is_timed, own_digest
-from .plan import Job, RanAheadWorker, request_of
+from .plan import Job, RanAheadWorker, needs_gpu, request_of
 from .state import Session
 
 if TYPE_CHECKING:
@@ -69,12 +69,15 @@ def plan_ahead(build: BuildState, pages: list[tuple[str, Path]]) -> None:
         markdown = path.read_text(encoding="utf-8-sig")
         if "exec=" not in markdown:
             continue
+        gpu = needs_gpu(page, markdown)  # its front matter: execution: {gpu: true}
+        if gpu:
+            build.ahead.gpu_pages.add(page)
         for name, session, alone in fences.by_session(fences.on_page(markdown, build.config, page)):
             requests = [found for fence in session if (found := request_of(fence.options))]
             if len(requests) < len(session):
                 continue  # a timing runs in its page's turn; a wrong option fails there
             if look_up(build, page, name, session, alone, plan=True).entry is None:
-                build.ahead.add(Job(page, requests), name)
+                build.ahead.add(Job(page, requests, gpu=gpu), name)
 
 
 def look_up(
@@ -89,10 +92,12 @@ def look_up(
     reuses it), keyed on all its code and its fences' headers as the page's Markdown shows them;
     a block ``alone`` (its session named by its own digest) on its code and options."""
     codes = [fence.code for fence in session]
+    # A GPU page's output is not a CPU's: keyed apart (only there, so no other key changes).
+    device = {"device": "a GPU (execution: {gpu: true})"} if page in build.ahead.gpu_pages else {}
     if alone:
         options = session[0].options
         own = fences.own_ingredients(options)
-        ingredients = build.environment.ingredients(options["code"], rendered=True, **own)
+        ingredients = build.environment.ingredients(options["code"], rendered=True, **own, **device)
         identity = f"{page} {fences.block_id(options)}"
         if fences.is_shell(options):  # never stored: what it read is unknown
             reasons = [fences.SHELL_RUNS]
@@ -102,7 +107,7 @@ def look_up(
     else:
         all_code, headers = "\n".join(codes), "\n".join(fence.header for fence in session)
         ingredients = build.environment.ingredients(
-            all_code, rendered=True, session=digest(headers + "\n" + all_code)
+            all_code, rendered=True, session=digest(headers + "\n" + all_code), **device
         )
         identity = f"{page} session {name}"
     if not codes:

@@ -27,7 +27,7 @@ from ..caching.environment import Environment
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
 from ..section import PACKAGE
-from . import compile_cache, fences
+from . import compile_cache, fences, remote
 from .executor import (
     DEFAULT_TIMEOUT_S,
     MAX_OUTPUT_BYTES,
@@ -115,7 +115,9 @@ class BuildState:
     _workers_start_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.ahead = RunAhead(self.take_worker)
+        # On the Dask cluster extra.build.executor names, if any (``remote.py``).
+        cluster = remote.cluster_of(self.project_root, lambda: self._for_workers[0])
+        self.ahead = RunAhead(self.take_worker, cluster=cluster)
         self.failing = Failing(PROCESS.serving)
 
     @property

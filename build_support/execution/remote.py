@@ -1,0 +1,324 @@
+"""The run ahead on a Dask cluster (``extra.build.executor``, ``make build
+EXECUTOR=tcp://host:8786``): each job the plan would run ahead on this machine (``plan.py``: a
+session's blocks in order) is submitted to the cluster instead, and its replies come back in the
+form a local run ahead gives them, so the page takes them the same way (``RanAheadWorker``).
+Unset, nothing here runs and Dask is never imported.
+
+What a job sends: its blocks (code, name, time limit, how to run), the build's limits, the key's
+variables (``JAX_*``, ``XLA_*``, the numeric ones: the worker runs with the build's, as its key
+says), the build's environment (``remote_task.environment``), and the bundle of code at the
+build's digest (scattered once a build). What comes back: each block's reply or failure, the
+Dask worker's address, host and pid, the block worker's pid, and the folder its code ran from
+(said in the build's log). The files a block read there are named as the project's, whose
+digests the entry keeps: the bundle mirrors the project's layout.
+
+Where a job goes: a page whose front matter says ``execution: {gpu: true}`` (``plan.needs_gpu``)
+has its jobs submitted with ``resources={"GPU": 1}``, to workers started with ``--resources
+GPU=1``; every other job to a worker without that resource. Only workers whose environment
+matches the build's are used (checked once a worker, here; and again by the task itself); a
+worker that differs is named in the log with what differs, and never runs a job.
+
+Faults, each the job's blocks' failure in their page's turn (never a run on this machine, never
+an entry in the cache): the scheduler unreachable, no worker that may run the job within
+``executor_wait_s``, a worker refused, the job's process or worker lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+import warnings
+import zipfile
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..caching.ingredients import IGNORED_VARIABLES, NUMERIC_VARIABLES
+from . import remote_task
+from .executor import BlockError
+from .worker import START_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from .executor import Limits
+    from .plan import Job
+
+log = logging.getLogger("mkdocs.hooks.execution")
+GPU = {"GPU": 1}
+GPU_SAID = "its page's front matter asks for a GPU (execution: {gpu: true})"
+FORWARDED = ("JAX_", "XLA_", *NUMERIC_VARIABLES)  # the key's variables the build sets for a job
+GPU_KEPT = ("JAX_PLATFORMS",)  # a GPU job runs on the worker's backend, never the build's CPU
+JOB_SLACK_S = 120.0  # beyond its blocks' limits and a worker's start, a job's own bound
+_POLL_S = 0.25
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the bundle's bytes depend on the files alone
+
+
+class Unavailable(Exception):
+    """The cluster could not run a job: why, in one line."""
+
+
+def bundled() -> dict[str, Path]:
+    """What a job's code needs, by its name in the bundle: the build's own code, the course
+    package Python would import here (a copy's, in the tests' builds), and the pyproject.toml
+    that names it."""
+    from ..caching.environment import examples_package_dir
+    from ..section import PACKAGE, ROOT
+
+    found = {"build_support": ROOT / "build_support", "pyproject.toml": ROOT / "pyproject.toml"}
+    package = examples_package_dir()
+    if package is not None:
+        found[PACKAGE] = package
+    return found
+
+
+def bundle(parts: dict[str, Path]) -> tuple[bytes, str]:
+    """A zip of ``parts`` (``bundled``), and its SHA-256."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, top in sorted(parts.items()):
+            paths = sorted(top.rglob("*")) if top.is_dir() else [top]
+            for path in paths:
+                if path.is_file() and "__pycache__" not in path.parts:
+                    inside = Path(name, path.relative_to(top)) if top.is_dir() else Path(name)
+                    info = zipfile.ZipInfo(inside.as_posix(), _ZIP_TIME)
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    archive.writestr(info, path.read_bytes())
+    data = buffer.getvalue()
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def here(path: str, bundle_dir: str, parts: dict[str, Path]) -> str:
+    """A path a block read in the bundle's folder, as the build's own file it came from."""
+    if not path.startswith(bundle_dir + "/"):
+        return path
+    name, _, rest = path.removeprefix(bundle_dir + "/").partition("/")
+    top = parts.get(name)
+    return str(top / rest) if top is not None and rest else str(top or path)
+
+
+def forwarded(gpu: bool, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The build's values of the key's variables, which a job runs with (a GPU job keeps the
+    worker's ``JAX_PLATFORMS``)."""
+    environ = dict(os.environ) if environ is None else environ
+    return {
+        name: value
+        for name, value in environ.items()
+        if name.startswith(FORWARDED)
+        and name not in IGNORED_VARIABLES
+        and not (gpu and name in GPU_KEPT)
+    }
+
+
+def cluster_of(project_root: Path, limits: Callable[[], Limits]) -> Cluster | None:
+    """The build's cluster where ``extra.build.executor`` names one; None (the default): the
+    run ahead stays on this machine."""
+    from .. import settings
+
+    found = settings.current(project_root)
+    if not found.executor:
+        return None
+    return Cluster(found.executor, found.executor_wait_s, project_root, limits)
+
+
+class Cluster:
+    """One build's connection to a Dask scheduler, made at its first job; each job is waited
+    for on a thread of its own (the cluster runs them, this process only waits)."""
+
+    def __init__(
+        self, address: str, wait_s: float, project_root: Path, limits: Callable[[], Limits]
+    ) -> None:
+        self.address, self.wait_s, self.project_root = address, wait_s, project_root
+        self.limits = limits
+        self.pool = ThreadPoolExecutor(64, thread_name_prefix="dask-job")
+        self.lock = threading.Lock()
+        self.client: Any = None
+        self.failed = ""  # why the cluster could not be reached: every job's failure
+        self.data = b""  # the bundle (``bundle``), scattered once (a Dask future), its digest
+        self.bundle: Any = None
+        self.digest = ""
+        self.parts: dict[str, Path] = {}  # what the bundle holds, from where (``bundled``)
+        self.environment: dict[str, Any] = {}
+        self.checked: dict[str, list[str]] = {}  # worker address -> how it differs (or [])
+        self.closed = False
+
+    def submit(self, job: Job) -> Future[None]:
+        """Run ``job`` on the cluster; its future is done once its results are in."""
+        return self.pool.submit(self._run, job)
+
+    def close(self) -> None:
+        """The build's end: nothing more is submitted, and the connection closes."""
+        with self.lock:
+            self.closed = True
+            client, self.client = self.client, None
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        if client is not None:
+            try:
+                client.close(timeout=5)
+            except Exception as error:  # a scheduler gone by now: nothing to close
+                log.debug("Closing the Dask client: %s", error)
+
+    # ------------------------------------------------------------------ one job
+
+    def _run(self, job: Job) -> None:
+        client = self._connected()
+        workers = self._workers_for(client, job)
+        with self.lock:  # once a worker is there to hold it; later ones fetch it from peers
+            if self.bundle is None:
+                self.bundle = client.scatter(self.data, broadcast=True, hash=False)
+        requests = [
+            {"code": r.code, "block_id": r.block_id, "seconds": r.seconds, "how": r.how}
+            for r in job.requests
+        ]
+        limits = self.limits()
+        within = sum(r.seconds for r in job.requests) + START_TIMEOUT_S + JOB_SLACK_S
+        payload = {
+            "page": job.page,
+            "gpu": job.gpu,
+            "requests": requests,
+            "limits": [limits.max_output_bytes, limits.memory_bytes],
+            "variables": forwarded(job.gpu),
+            "variable_prefixes": list(FORWARDED),
+            "within_s": within,
+        }
+        task = client.submit(
+            remote_task.run_job,
+            self.bundle,
+            self.digest,
+            payload,
+            self.environment,
+            workers=workers,
+            allow_other_workers=False,
+            resources=GPU if job.gpu else None,
+            pure=False,
+            key=f"course-job-{uuid.uuid4().hex}",
+        )
+        try:
+            result = task.result(timeout=within + self.wait_s)
+        except TimeoutError:
+            task.cancel()
+            raise Unavailable(
+                f"its job did not come back from the Dask cluster at {self.address} within "
+                f"{within + self.wait_s:g} s"
+            ) from None
+        if result.get("refused"):
+            with self.lock:
+                self.checked[result["worker"]] = result["refused"]
+            raise Unavailable(self._refusal(result["worker"], result["refused"]))
+        if result.get("console"):
+            sys.stderr.write(result["console"])
+        bundle_dir = result["bundle"].rstrip("/")
+        for item in result["results"]:
+            if "error" in item:
+                summary, where, trace = item["error"]
+                job.results.append(BlockError(summary, where, tuple(trace)))
+                continue
+            reply = item["reply"]
+            for files in ("read", "written"):  # the bundle's files are the build's own
+                if files in reply:
+                    reply[files] = [here(path, bundle_dir, self.parts) for path in reply[files]]
+            job.results.append(reply)
+        job.ran_where = (
+            f"Dask worker {result['worker']} (host {result['host']}, pid {result['pid']}; "
+            f"block worker pid {result['worker_pid']}; code from {result['code_from']})"
+        )
+        blocks = ", ".join(request.block_id for request in job.requests)
+        log.info("Ran on the Dask cluster: %s %s, on %s", job.page, blocks, job.ran_where)
+
+    # ------------------------------------------------------------------ the cluster
+
+    def _connected(self) -> Any:
+        """The client, connected at the first job (with the bundle scattered); ``Unavailable``
+        naming the address where the scheduler cannot be reached within ``wait_s``."""
+        with self.lock:
+            if self.closed:
+                raise Unavailable("the build is ending: no job is submitted")
+            if self.failed:
+                raise Unavailable(self.failed)
+            if self.client is not None:
+                return self.client
+            try:
+                import cloudpickle
+                from distributed import Client
+
+                # By value: a Dask worker needs the locked environment, not the checkout.
+                cloudpickle.register_pickle_by_value(remote_task)
+                from distributed.versions import VersionMismatchWarning
+
+                with warnings.catch_warnings():  # the build's own check names the difference
+                    warnings.simplefilter("ignore", VersionMismatchWarning)
+                    client = Client(self.address, timeout=f"{self.wait_s}s", set_as_default=False)
+            except (OSError, TimeoutError) as error:
+                self.failed = (
+                    f"the Dask scheduler at {self.address} could not be reached within "
+                    f"{self.wait_s:g} s ({type(error).__name__}: {error}; executor_wait_s in "
+                    "mkdocs.yml's extra.build bounds the wait)"
+                )
+                raise Unavailable(self.failed) from None
+            self.parts = bundled()
+            self.data, self.digest = bundle(self.parts)
+            self.environment = remote_task.environment()
+            self.client = client
+            log.info(
+                "Sessions run ahead on the Dask cluster at %s (code bundle %s)",
+                self.address,
+                self.digest[:12],
+            )
+            return client
+
+    def _workers_for(self, client: Any, job: Job) -> list[str]:
+        """The workers that may run ``job``: with ``GPU`` for a GPU page's, without for any
+        other, and an environment that matches the build's; waited for up to ``wait_s``."""
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            eligible = []
+            for address, info in self._workers(client).items():
+                has_gpu = bool((info.get("resources") or {}).get("GPU"))
+                if has_gpu == job.gpu and not self._differences(client, address, has_gpu):
+                    eligible.append(address)
+            if eligible:
+                return eligible
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(_POLL_S)
+        kind = "with GPU=1 (" + GPU_SAID + ")" if job.gpu else "without a GPU resource"
+        refused = [self._refusal(a, said) for a, said in sorted(self.checked.items()) if said]
+        raise Unavailable(
+            f"no Dask worker {kind} that may run it joined the cluster at {self.address} within "
+            f"{self.wait_s:g} s (executor_wait_s)" + (f"; {'; '.join(refused)}" if refused else "")
+        )
+
+    def _workers(self, client: Any) -> dict[str, dict[str, Any]]:
+        try:
+            info = client.scheduler_info(n_workers=-1)
+        except TypeError:  # an older distributed: every worker, always
+            info = client.scheduler_info()
+        return info.get("workers", {})
+
+    def _differences(self, client: Any, address: str, gpu: bool) -> list[str]:
+        """How the worker's environment differs from the build's, checked once a worker (a GPU
+        worker may hold a JAX backend plugin the build lacks: only GPU jobs go to it)."""
+        with self.lock:
+            if address in self.checked:
+                return self.checked[address]
+        theirs = client.run(remote_task.environment, workers=[address], on_error="return")
+        found = theirs.get(address)
+        if not isinstance(found, dict):
+            return [f"its environment could not be read: {found!r}"]  # asked again next time
+        said = remote_task.differences(self.environment, found, gpu)
+        with self.lock:
+            self.checked[address] = said
+        if said:
+            log.info("%s: it runs no job", self._refusal(address, said))
+        return said
+
+    def _refusal(self, address: str, said: list[str]) -> str:
+        return (
+            f"the Dask worker {address} was refused: its environment differs from the "
+            f"build's ({', '.join(said)})"
+        )

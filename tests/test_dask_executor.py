@@ -1,0 +1,333 @@
+"""Sessions run on a Dask cluster (``extra.build.executor``, ``EXECUTOR=tcp://...``:
+build_support/execution/remote.py, remote_task.py): a ``dask scheduler`` and ``dask worker``
+processes on 127.0.0.1 (one started with ``--resources GPU=1``: a CPU standing in for a GPU, for
+the routing), each with a ``--local-directory`` of its own, and a small site built against them.
+
+A cluster build shows what a local build shows, its blocks ran on the Dask workers (their
+addresses and pids, in the build's log), a GPU page's only on the GPU worker and no other page's
+there, and what it ran fills the store a local build then reuses. A worker whose environment
+differs is refused, naming the difference; no worker, or no scheduler, fails the build, naming
+the cause, the page and the cluster; a GPU page with no cluster nor GPU fails, never runs on
+this CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from build_support.execution import plan, remote, remote_task
+from build_support.settings import EXECUTOR_ENV
+from testkit.build import mkdocs_build
+from testkit.small_site import site_config
+
+DASK = str(Path(sys.executable).parent / "dask")
+WAIT_S = 3  # executor_wait_s in the tests' sites: a missing worker fails fast
+
+PAGE_A = """\
+# A
+
+```python exec="on" id="alone" source="above" result="text"
+print(sum(range(10)))
+```
+
+```python exec="on" session="s" id="first"
+import os
+shared = 6 * 7
+print("first", shared)
+```
+
+```python exec="on" session="s" id="second"
+print("second sees", shared)
+```
+"""
+GPU_FRONT = "---\nexecution: {gpu: true}\n---\n"
+PAGE_G = """\
+# G
+
+```python exec="on" id="on-gpu"
+print("a GPU page's block")
+```
+"""
+
+
+def write_site(root: Path, gpu_front: bool = True, pages: tuple[str, ...] = ("a", "g")) -> Path:
+    """A two-page site: ``a.md`` (a block alone, a session of two), ``g.md`` (a GPU page where
+    ``gpu_front``); the executor and a short wait read from the environment."""
+    (root / "docs").mkdir(parents=True)
+    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: {WAIT_S}")
+    nav = ", ".join(f"{page}.md" for page in pages)
+    (root / "mkdocs.yml").write_text(config + f"nav: [{nav}]\n")
+    texts = {"a": PAGE_A, "g": (GPU_FRONT if gpu_front else "") + PAGE_G}
+    for page in pages:
+        (root / "docs" / f"{page}.md").write_text(texts[page])
+    return root
+
+
+def build(root: Path, executor: str = "", fresh: bool = True) -> subprocess.CompletedProcess:
+    return mkdocs_build(
+        root / "mkdocs.yml",
+        root / "site",
+        fresh=fresh,
+        cache_dir=root / "store",
+        env={EXECUTOR_ENV: executor},
+        timeout=240,
+    )
+
+
+def blocks(root: Path, page: str) -> list[str]:
+    """The executed blocks of the built page, as its HTML shows them."""
+    html = (root / "site" / page / "index.html").read_text()
+    return re.findall(r'<div class="exec-block".*?</div>', html, re.DOTALL)
+
+
+def ran_on_cluster(stderr: str) -> dict[str, tuple[str, int]]:
+    """Each job the build says ran on the cluster: page and blocks -> worker address, pid."""
+    pattern = r"Ran on the Dask cluster: (\S+ [^\n]*?), on Dask worker (\S+) \(host \S+, pid (\d+)"
+    return {m[0]: (m[1], int(m[2])) for m in re.findall(pattern, stderr)}
+
+
+# ---------------------------------------------------------------- the cluster's processes
+
+
+class Cluster:
+    """A scheduler and its workers on 127.0.0.1, each a process group of its own."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.processes = folder, []
+        self.workers: dict[str, subprocess.Popen] = {}
+        file = folder / "scheduler.json"
+        command = [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+        self._start([*command, "--scheduler-file", str(file)], "scheduler")
+        deadline = time.monotonic() + 60
+        while not file.is_file() or not file.read_text().strip():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        time.sleep(0.1)  # written whole
+        self.address = json.loads(file.read_text())["address"]
+
+    def _start(self, command: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
+        with (self.folder / f"{name}.log").open("w") as log:
+            process = subprocess.Popen(
+                command,
+                cwd=self.folder,  # not the checkout
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, **(env or {})},
+            )
+        self.processes.append(process)
+        return process
+
+    def add_worker(self, name: str, gpu: bool = False, env: dict | None = None) -> None:
+        local = self.folder / f"{name}-local"
+        local.mkdir()
+        command = [DASK, "worker", self.address, "--name", name, "--nthreads", "2"]
+        command += ["--no-nanny", "--no-dashboard", "--local-directory", str(local)]
+        command += ["--resources", "GPU=1"] if gpu else []
+        self.workers[name] = self._start(command, name, env)
+        with self.client() as client:
+            client.wait_for_workers(len(self.workers), timeout=60)
+
+    def address_of(self, name: str) -> str:
+        with self.client() as client:
+            workers = client.scheduler_info(n_workers=-1)["workers"]
+        (address,) = [address for address, info in workers.items() if info["name"] == name]
+        return address
+
+    @contextlib.contextmanager
+    def client(self) -> Iterator:
+        from distributed import Client
+        from distributed.versions import VersionMismatchWarning
+
+        with warnings.catch_warnings():  # a worker with another numpy, on purpose
+            warnings.simplefilter("ignore", VersionMismatchWarning)
+            client = Client(self.address, timeout="30s", set_as_default=False)
+        try:
+            yield client
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+@pytest.fixture
+def cluster(tmp_path) -> Iterator[Cluster]:
+    folder = tmp_path / "cluster"
+    folder.mkdir()
+    started = Cluster(folder)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+# ---------------------------------------------------------------- builds on a cluster
+
+
+def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local_one_does(
+    tmp_path, cluster
+):
+    cluster.add_worker("cpu")
+    cluster.add_worker("gpu", gpu=True)
+    cpu, gpu = cluster.address_of("cpu"), cluster.address_of("gpu")
+    local = build(write_site(tmp_path / "local", gpu_front=False))
+    assert local.returncode == 0, local.stderr[-3000:]
+    site = write_site(tmp_path / "site")
+    result = build(site, cluster.address)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    for page in ("a", "g"):
+        assert blocks(site, page) == blocks(tmp_path / "local", page)
+        assert blocks(site, page)  # the blocks are there to compare
+    ran = ran_on_cluster(result.stderr)
+    assert ran == {
+        "a.md alone": (cpu, cluster.workers["cpu"].pid),
+        "a.md first, second": (cpu, cluster.workers["cpu"].pid),
+        "g.md on-gpu": (gpu, cluster.workers["gpu"].pid),  # the GPU page's: there alone
+    }
+    # Each job's code came from the bundle, unpacked in its worker's own folder, not from
+    # the checkout (which the workers' Python, this one, would import otherwise).
+    for name in ("cpu", "gpu"):
+        local = re.escape(str(cluster.folder / f"{name}-local"))
+        bundles = rf"code from {local}/\S+/{remote_task.BUNDLES}/[0-9a-f]{{64}}\)"
+        assert len(re.findall(bundles, result.stderr)) == (2 if name == "cpu" else 1)
+    assert "reused" not in re.sub(r"\d+ reused", "", result.stderr)  # every block ran there
+
+    # What the cluster ran fills the store: a build with no cluster reuses all of it, the GPU
+    # page's included (run nowhere here).
+    again = build(site, fresh=False)
+    assert again.returncode == 0, again.stderr[-3000:]
+    executed = re.findall(r"Executed (\S+) (\S+): (ran|reused)", again.stderr)
+    assert sorted(executed) == [
+        ("a.md", "alone", "reused"),
+        ("a.md", "first", "reused"),
+        ("a.md", "second", "reused"),
+        ("g.md", "on-gpu", "reused"),
+    ]
+    assert blocks(site, "g") == blocks(tmp_path / "local", "g")
+
+
+def test_no_worker_and_a_worker_whose_environment_differs_fail_the_build_naming_why(
+    tmp_path, cluster
+):
+    site = write_site(tmp_path / "site")
+    alone = build(site, cluster.address)  # a scheduler, no worker
+    assert alone.returncode != 0
+    assert re.search(
+        rf"page a\.md, block 'alone' failed: not run: no Dask worker without a GPU resource "
+        rf"that may run it joined the cluster at {re.escape(cluster.address)} within {WAIT_S} s",
+        alone.stderr,
+    ), alone.stderr[-3000:]
+    assert re.search(
+        r"page g\.md, block 'on-gpu' failed: not run: no Dask worker with GPU=1 \(its page's "
+        r"front matter asks for a GPU",
+        alone.stderr,
+    ), alone.stderr[-3000:]
+
+    # A worker whose numpy differs (its metadata says 1.0.0, first on its sys.path): refused.
+    fake = tmp_path / "other-numpy"
+    (fake / "numpy-1.0.0.dist-info").mkdir(parents=True)
+    (fake / "numpy-1.0.0.dist-info" / "METADATA").write_text("Name: numpy\nVersion: 1.0.0\n")
+    cluster.add_worker("other", env={"PYTHONPATH": str(fake)})
+    other = cluster.address_of("other")
+    refused = build(site, cluster.address)
+    assert refused.returncode != 0
+    ours = remote_task.environment()["distributions"]["numpy"]
+    said = (
+        f"the Dask worker {other} was refused: its environment differs from the build's "
+        f"(numpy 1.0.0 there, {ours} here)"
+    )
+    assert said in refused.stderr, refused.stderr[-3000:]
+    assert re.search(r"page a\.md, block 'first' failed: not run: .*numpy 1\.0\.0", refused.stderr)
+    assert not ran_on_cluster(refused.stderr)  # nothing ran on it
+    assert not (cluster.folder / "other-local" / remote_task.BUNDLES).exists()
+
+
+def test_a_scheduler_out_of_reach_fails_the_build_naming_its_address(tmp_path):
+    from examples.processes import free_port
+
+    address = f"tcp://127.0.0.1:{free_port()}"
+    site = write_site(tmp_path / "site", pages=("a",))
+    result = build(site, address)
+    assert result.returncode != 0
+    said = f"not run: the Dask scheduler at {address} could not be reached within {WAIT_S} s"
+    assert said in result.stderr, result.stderr[-3000:]
+
+
+@pytest.mark.skipif(plan.local_gpus(), reason="this machine has a GPU: the page runs here")
+def test_a_gpu_page_never_runs_on_this_cpu_without_a_cluster(tmp_path):
+    site = write_site(tmp_path / "site")
+    result = build(site)
+    assert result.returncode != 0
+    assert re.search(
+        r"page g\.md, block 'on-gpu' failed: its page's front matter asks for a GPU "
+        r"\(execution: \{gpu: true\}\): no executor is named",
+        result.stderr,
+    ), result.stderr[-3000:]
+    assert "page a.md" not in result.stderr  # the other page's blocks ran here, as ever
+
+
+# ---------------------------------------------------------------- what an author types, checked
+
+
+def test_a_gpu_front_matter_of_another_form_fails_naming_the_page():
+    from mkdocs.exceptions import PluginError
+
+    assert plan.needs_gpu("g.md", GPU_FRONT + PAGE_G)
+    assert not plan.needs_gpu("a.md", PAGE_A)
+    assert not plan.needs_gpu("a.md", "---\ntitle: x\n---\n" + PAGE_A)
+    for wrong in ("execution: gpu", "execution: {gpu: yes please}", "execution: {cpu: true}"):
+        with pytest.raises(PluginError, match=r"g\.md: front matter execution: expected"):
+            plan.needs_gpu("g.md", f"---\n{wrong}\n---\n" + PAGE_G)
+
+
+def test_the_executor_setting_takes_a_scheduler_address_or_nothing(tmp_path):
+    from mkdocs.exceptions import ConfigurationError
+
+    from build_support import settings
+
+    assert settings.validated({}, None).executor is None
+    assert settings.validated({"executor": ""}, None).executor is None
+    assert settings.validated({"executor": "tcp://h:8786"}, None).executor == "tcp://h:8786"
+    with pytest.raises(ConfigurationError, match=r"executor: .*tcp://host:port.*\$EXECUTOR"):
+        settings.validated({"executor": "h:8786"}, None)
+
+
+def test_a_worker_environment_differs_by_each_thing_named():
+    ours = remote_task.environment()
+    assert remote_task.differences(ours, ours, gpu=False) == []
+    other = json.loads(json.dumps(ours))
+    other["python"] = "CPython 3.0.1"
+    other["distributions"]["jax"] = "0.0.1"
+    other["distributions"]["jax-cuda12-plugin"] = "9.9"
+    said = remote_task.differences(ours, other, gpu=False)
+    assert f"python CPython 3.0.1 there, {ours['python']} here" in said
+    assert f"jax 0.0.1 there, {ours['distributions']['jax']} here" in said
+    assert "jax-cuda12-plugin 9.9 there (a JAX backend), none here" in said
+    del other["distributions"]["jax"]
+    gpu_said = remote_task.differences(ours, other, gpu=True)  # a GPU worker's plugin is its own
+    assert gpu_said == [
+        f"python CPython 3.0.1 there, {ours['python']} here",
+        f"jax missing there, {ours['distributions']['jax']} here",
+    ]
+    assert remote.forwarded(False, {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "x", "HOME": "/"}) == {
+        "JAX_PLATFORMS": "cpu",
+        "XLA_FLAGS": "x",
+    }
+    assert remote.forwarded(True, {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "x"}) == {"XLA_FLAGS": "x"}
