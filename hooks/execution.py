@@ -27,6 +27,7 @@ from mkdocs.structure.files import File
 
 from build_support import serve_staging, settings
 from build_support.execution import (
+    notebook_formats,
     notebook_page,
     progress,
     sessions,
@@ -63,25 +64,29 @@ def on_pre_build(config):
 def on_files(files, config):
     files.append(File.generated(config, report.REPORT_PAGE, content=report.REPORT_MARKDOWN))
     jupyter = config.plugins["mkdocs-jupyter"]
+    files, kinds = notebook_formats.claim(files, config)  # .ipynb and MyST notebooks as pages
     pages = [
-        (file.src_uri, Path(file.abs_src_path))
-        for file in files.documentation_pages()
-        if jupyter.should_include(file)
+        (uri, Path(files.get_file_from_path(uri).abs_src_path), kind) for uri, kind in kinds.items()
     ]
     notebook_page.start_notebooks(state.current(), pages, jupyter.config["kernel_name"])
     markdown_pages = [
         (file.src_uri, Path(file.abs_src_path))
         for file in files.documentation_pages()
-        if file.src_uri.endswith(".md") and file.abs_src_path and not jupyter.should_include(file)
+        if file.src_uri.endswith(".md") and file.abs_src_path and file.src_uri not in kinds
     ]
     sessions.plan_ahead(state.current(), markdown_pages)  # side by side, ahead of the pages
     return files
 
 
+def on_nav(nav, config, files):
+    notebook_formats.check_nav(nav)  # a nav entry the build cannot render fails it, named
+    return nav
+
+
 def on_page_markdown(markdown, page, config, files):
     build = state.current()
     build.page = page.file.src_uri
-    kind = "notebook" if build.page.endswith((".py", ".ipynb")) else "page"  # mkdocs-jupyter's
+    kind = "notebook" if build.page in build.notebooks.runs else "page"
     progress.note(f"{kind} {build.page}")
     source = page.file.content_string if page.file.abs_src_path else ""  # for its lines
     sessions.read_sessions(build, page.file.src_uri, markdown, source)

@@ -1,8 +1,11 @@
-"""Offer each notebook page's ``.ipynb`` (and its jupytext source) for download.
+"""Offer each notebook page's ``.ipynb`` (and its jupytext or MyST source) for download.
 
 mkdocs-jupyter renders a jupytext ``.py`` source; ``include_source`` copies that ``.py`` next
 to the page. This hook writes the ``.ipynb`` beside it and links both with *relative* URLs
 (``page.nb_url`` is absolute: it breaks under ``mkdocs serve`` and inside a mike version folder).
+A MyST ``.md`` notebook's source is copied beside its page here; an ``.ipynb`` is its own
+source. The line says the first cell installs this version's package only where the notebook
+has the course's set-up cell (its ``{{ install.requirement }}``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import html
 import importlib.metadata
 import platform
+import shutil
 from pathlib import Path
 
 from build_support.caching.cache import Cache, key_of
@@ -48,18 +52,29 @@ def notebook_text(source: Path) -> str:
     return text
 
 
+SETUP_MARK = "{{ install.requirement }}"  # the course's set-up cell installs this
+
+
+def download_line(src_uri: str, source_text: str) -> str:
+    """The download paragraph of the notebook ``src_uri``: what it says is true of it."""
+    notebook = html.escape(Path(src_uri).stem + ".ipynb")
+    source = html.escape(Path(src_uri).name)
+    run = "then run it top to bottom in Jupyter"
+    if SETUP_MARK in source_text:
+        run += ": its first cell installs this version's package where it is missing"
+    kind = {".py": "jupytext source", ".md": "MyST source"}.get(Path(src_uri).suffix)
+    other = f' · <a href="{source}" download>{kind}</a>' if kind else ""
+    return (
+        '<p class="notebook-download">'
+        f'<a href="{notebook}" download>Download this notebook ({notebook})</a>, {run}{other}</p>'
+    )
+
+
 def on_page_content(content, page, config, files):
     if not getattr(page, "nb_url", None):  # set by mkdocs-jupyter on the pages it renders
         return content
-    notebook = html.escape(_notebook_name(page))
-    source = html.escape(Path(page.file.src_uri).name)
-    links = (
-        '<p class="notebook-download">'
-        f'<a href="{notebook}" download>Download this notebook ({notebook})</a>, '
-        "then run it top to bottom in Jupyter: its first cell installs this version's package "
-        "where it is missing · "
-        f'<a href="{source}" download>jupytext source</a></p>'
-    )
+    source_text = Path(page.file.abs_src_path).read_text(encoding="utf-8")
+    links = download_line(page.file.src_uri, source_text)
     heading_end = content.find("</h1>")
     if heading_end == -1:
         return links + content
@@ -71,5 +86,11 @@ def on_post_page(output, page, config):
     if getattr(page, "nb_url", None):
         target = Path(page.file.abs_dest_path).parent / _notebook_name(page)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(notebook_text(Path(page.file.abs_src_path)), encoding="utf-8")
+        source = Path(page.file.abs_src_path)
+        if source.suffix == ".ipynb":  # its own download, as its author wrote it
+            shutil.copyfile(source, target)
+        else:
+            target.write_text(notebook_text(source), encoding="utf-8")
+        if source.suffix == ".md":  # mkdocs-jupyter's include_source copies only its own
+            shutil.copyfile(source, target.with_name(source.name))
     return output

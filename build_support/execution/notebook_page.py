@@ -13,6 +13,7 @@ stays off (``cache: false``): it keys on the source alone, not on the ``examples
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..caching.cache import canonical, digest
 from ..caching.environment import tool_versions
 from ..publishing.runs import Run
-from . import notebooks
+from . import myst, notebook_formats, notebook_html, notebooks
 
 if TYPE_CHECKING:
     from .state import BuildState
@@ -41,13 +42,26 @@ site is always a whole build, and says which of its outputs are still running.""
 NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
 
 
-def start_notebooks(build: BuildState, pages: list[tuple[str, Path]], kernel_name: str) -> None:
-    """Each notebook (``src_uri``, its path) reused from the cache, or run in the background;
-    a run's notebook is stored once its cells have all run."""
+def start_notebooks(
+    build: BuildState, pages: list[tuple[str, Path, str]], kernel_name: str
+) -> None:
+    """Each notebook (``src_uri``, its path, its format: ``notebook_formats``) reused from the
+    cache, or run in the background; a run's notebook is stored once its cells have all run.
+    An ``.ipynb`` that asks to be shown as stored is read, not run."""
     import nbformat
 
-    for src_uri, path in pages:
+    for src_uri, path, kind in pages:
+        build.notebooks.kinds[src_uri] = kind
+        build.notebooks.paths[src_uri] = path
         source = path.read_text(encoding="utf-8")
+        if kind == notebook_formats.KIND_IPYNB and notebook_formats.shown_as_stored(
+            json.loads(source)
+        ):
+            run = notebooks.NotebookRun(src_uri, ran=False, reasons=[notebook_formats.STORED])
+            run.result.set_result(notebooks.read_notebook(path))
+            run.cells_done.set()
+            build.notebooks.runs[src_uri] = run
+            continue
         ingredients = build.environment.ingredients(
             source, source=digest(source), kernel=kernel_name
         )
@@ -91,6 +105,11 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
     from mkdocs.exceptions import PluginError
 
     src_uri = page.file.src_uri
+    if build.notebooks.kinds.get(src_uri, notebook_formats.KIND_JUPYTEXT) != (
+        notebook_formats.KIND_JUPYTEXT
+    ):
+        _render_as_jupyter_book(build, page, files)
+        return
     if still_running(build, src_uri):  # mkdocs serve: shown as it is, said so
         source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
         _rendered(build, page, render, config, files, {"source, still running": digest(source)})
@@ -113,6 +132,79 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
             page.file.abs_src_path = source
 
     _rendered(build, page, from_executed, config, files, {"notebook": digest(text)})
+
+
+def _render_as_jupyter_book(build: BuildState, page, files) -> None:
+    """An ``.ipynb`` or MyST notebook's page (``notebook_html``): from its executed copy (a
+    failed run fails the build); under ``mkdocs serve``, while its run goes on, from its source
+    without outputs, said so. Rendered on every build: it is quick, and its links depend on the
+    other pages."""
+    from mkdocs.exceptions import PluginError
+    from mkdocs.structure.toc import get_toc
+
+    src_uri = page.file.src_uri
+    running = still_running(build, src_uri)
+    if running:
+        notebook = notebooks.read_notebook(Path(page.file.abs_src_path))
+    else:
+        try:
+            notebook = build.notebooks.runs[src_uri].result.result()
+        except Exception as error:
+            apart = " " if isinstance(error, notebooks.NotebookError) else "\n"
+            raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
+    rendered = notebook_html.render_notebook(notebook, _resolver(build, page, files))
+    page.content = (RUNNING_NOTICE if running else "") + rendered.content
+    page.toc = get_toc(notebook_html.toc_tokens(rendered.headings))
+    page._title_from_render = rendered.title  # MkDocs' own: a nav title comes first
+    # The download and Colab links go on the pages mkdocs-jupyter marks so (its ``nb_url``)
+    page.nb_url = f"{Path(src_uri).stem}.ipynb"
+
+
+def _labels(build: BuildState) -> dict[str, tuple[str, str]]:
+    """Every ``(label)=`` target of the build's ``.ipynb`` and MyST notebooks: its page and the
+    title a ``{ref}`` to it shows; read once per build, from the sources."""
+    if build.notebooks.labels is None:
+        labels: dict[str, tuple[str, str]] = {}
+        for src_uri, kind in build.notebooks.kinds.items():
+            if kind == notebook_formats.KIND_JUPYTEXT or src_uri not in build.notebooks.paths:
+                continue
+            notebook = notebooks.read_notebook(build.notebooks.paths[src_uri])
+            for cell in notebook.cells:
+                if cell.cell_type == "markdown":
+                    for label, title in myst.targets(cell.source):
+                        labels.setdefault(label, (src_uri, title))
+        build.notebooks.labels = labels
+    return build.notebooks.labels
+
+
+def _resolver(build: BuildState, page, files) -> myst.Resolver:
+    """Where this page's ``{ref}``, ``{doc}`` and relative links go (``myst.Resolver``)."""
+    import posixpath
+
+    here = page.file
+
+    def document(path: str):
+        if not path or path.startswith("/"):
+            return None
+        base = posixpath.normpath(posixpath.join(posixpath.dirname(here.src_uri), path))
+        for candidate in (base, *(base + suffix for suffix in (".md", ".ipynb", ".py"))):
+            file = files.get_file_from_path(candidate)
+            if file is not None:
+                title = getattr(getattr(file, "page", None), "title", None)
+                return file.url_relative_to(here), title or posixpath.basename(path)
+        return None
+
+    def label(name: str):
+        found = _labels(build).get(name)
+        if found is None:
+            return None
+        src_uri, title = found
+        if src_uri == here.src_uri:
+            return f"#{name}", title
+        file = files.get_file_from_path(src_uri)
+        return (f"{file.url_relative_to(here)}#{name}", title) if file is not None else None
+
+    return myst.Resolver(label=label, document=document)
 
 
 def _rendered(build: BuildState, page, render: Callable, config, files, notebook: dict) -> None:

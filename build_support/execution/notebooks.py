@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -148,15 +149,46 @@ def _run_into(result: Future, execute: Callable) -> None:
 
 
 def read_jupytext(path: Path):
-    """The jupytext notebook at ``path``, each cell's id taken from its position: jupytext
-    draws random ids on every read, and a page or a download that changes from build to build
-    cannot be checked against a fresh build (``make check-cache``)."""
+    """The notebook at ``path`` (a jupytext ``.py``, a MyST ``.md`` or an ``.ipynb``, read by
+    jupytext), each cell's id taken from its position: jupytext draws random ids on every read,
+    and a page or a download that changes from build to build cannot be checked against a fresh
+    build (``make check-cache``)."""
     import jupytext  # imported here: a build whose notebooks are all cached never needs them
 
-    notebook = jupytext.read(path)
+    # A .md is read here only where its front matter makes it a MyST notebook
+    # (``notebook_formats``): read as one, whatever else its header holds.
+    notebook = jupytext.read(path, fmt="md:myst" if path.suffix == ".md" else None)
     for index, cell in enumerate(notebook.cells, start=1):
         cell.id = f"cell-{index}"
     return notebook
+
+
+read_notebook = read_jupytext
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Where ipykernel says a cell's code is: a file in a folder named after the kernel's process
+# (``/tmp/ipykernel_4242/1234.py``), which differs from run to run.
+_KERNEL_FILE = re.compile(r"(?:[^\s\x1b:'\"]*/)?ipykernel_\d+/(\d+)\.py")
+
+
+def cell_timeout_s(notebook, default: float) -> float:
+    """The notebook's own cell time limit (myst-nb's ``execution_timeout`` in its metadata, as
+    a fence's ``timeout=``), else ``default``."""
+    mystnb = notebook.get("metadata", {}).get("mystnb", {}) or {}
+    value = mystnb.get("execution_timeout")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else default
+
+
+def steady_errors(notebook) -> None:
+    """Each error output's traceback without the kernel's temporary paths (a fresh run's
+    differ), which name the cell's code file as ``<cell>``."""
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.get("output_type") == "error":
+                output["evalue"] = _KERNEL_FILE.sub("<cell>", str(output.get("evalue", "")))
+                output["traceback"] = [
+                    _KERNEL_FILE.sub("<cell>", line) for line in output.get("traceback", [])
+                ]
 
 
 def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: float):
@@ -213,6 +245,8 @@ def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: 
         first_line = next((line.strip() for line in lines if line.strip()), "")
         return f"{run.src_uri}: cell {(index or 0) + 1} ({first_line[:60]})"
 
+    timeout_s = cell_timeout_s(notebook, timeout_s)
+
     sockets = tempfile.TemporaryDirectory(prefix="course-kernel-")
     ip = os.path.join(sockets.name, "kernel")  # absolute: the kernel runs in the notebook's folder
     # A socket's path has 107 bytes at most (sun_path): past that (a long TMPDIR), TCP.
@@ -246,7 +280,9 @@ def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: 
             raise NotebookError(f"{cell} did not finish within {timeout_s:g} s") from failure
         if isinstance(failure, DeadKernelError):
             raise NotebookError(f"{cell} ended its kernel: {failure}") from failure
-        raise NotebookError(f"{cell} failed:\n{failure}") from failure
+        said = _KERNEL_FILE.sub("<cell>", _ANSI.sub("", str(failure)))
+        raise NotebookError(f"{cell} failed:\n{said}") from failure
+    steady_errors(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = merged_streams(cell.outputs)
@@ -277,6 +313,9 @@ class Notebooks:
     memory_bytes: float
     threads: NotebookThreads  # the process's
     runs: dict[str, NotebookRun] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)  # each notebook's format (notebook_formats)
+    paths: dict[str, Path] = field(default_factory=dict)  # each notebook's source
+    labels: dict[str, tuple[str, str]] | None = None  # MyST targets (notebook_page._labels)
     background: bool = False  # mkdocs serve: runs go on past the rebuild (``threads.runs``)
     when_done: Callable[[], None] | None = None  # mkdocs serve: a run ended, rebuild
     _scratch: Path | None = None

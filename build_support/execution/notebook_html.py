@@ -1,0 +1,161 @@
+"""An ``.ipynb`` or MyST notebook's page, as Jupyter Book renders it: its Markdown cells through
+``myst.py``, its code cells as the site's listings, with no prompt column, and each cell's tags
+acted on (``TAGS``).
+
+- ``remove-cell``: the cell is not on the page; ``remove-input`` / ``remove-output``: its code /
+  its outputs are not; ``hide-input`` / ``hide-output`` (and ``hide-cell``): they are, folded
+  in a ``<details>`` the reader opens. JupyterLab's own ``jupyter.source_hidden`` and
+  ``outputs_hidden`` metadata fold them as the hide tags do.
+- ``raises-exception``: the cell's error is shown (its traceback without ANSI colours or the
+  kernel's temporary paths) and the run goes on (nbclient); ``skip-execution``: the cell is
+  shown, never run (nbclient).
+
+Each code cell's ``<div>`` has the id ``cell-N``: ``N`` numbers the notebook's cells as the
+build's errors name them (code and text alike, as Jupyter counts them). Outputs: printed text,
+``text/html``, images (PNG, JPEG, GIF inline; SVG as an image), ``text/markdown``, plain text;
+widgets' and JavaScript's views are left out (the site loads nothing from another host).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from dataclasses import dataclass
+
+from . import myst
+
+__all__ = ["TAGS", "Rendered", "render_notebook", "without_ansi"]
+
+TAGS = (
+    "remove-cell",
+    "remove-input",
+    "remove-output",
+    "hide-cell",
+    "hide-input",
+    "hide-output",
+    "raises-exception",
+    "skip-execution",
+)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_IMAGES = ("image/png", "image/jpeg", "image/gif")
+
+
+def without_ansi(text: str) -> str:
+    """``text`` without terminal colour codes (nbconvert's ``strip_ansi`` does the same)."""
+    return _ANSI.sub("", text)
+
+
+@dataclass
+class Rendered:
+    content: str
+    headings: list[myst.Heading]
+    title: str | None
+
+
+def _tags(cell) -> set[str]:
+    tags = set(cell.get("metadata", {}).get("tags", []) or [])
+    jupyter = cell.get("metadata", {}).get("jupyter", {}) or {}
+    if jupyter.get("source_hidden"):
+        tags.add("hide-input")
+    if jupyter.get("outputs_hidden"):
+        tags.add("hide-output")
+    if "hide-cell" in tags:
+        tags |= {"hide-input", "hide-output"}
+    return tags
+
+
+def _folded(summary: str, body: str) -> str:
+    return f'<details class="notebook-hidden"><summary>{summary}</summary>\n{body}</details>\n'
+
+
+def _text(data) -> str:
+    return "".join(data) if isinstance(data, list) else str(data)
+
+
+def _pre(text: str, kind: str) -> str:
+    body = html.escape(without_ansi(text))
+    return f'<div class="notebook-output {kind}"><pre><code>{body}</code></pre></div>\n'
+
+
+def _output(output, resolver: myst.Resolver) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _pre(_text(output.get("text", "")), f"notebook-{output.get('name', 'stdout')}")
+    if kind == "error":
+        traceback = output.get("traceback") or [f"{output.get('ename')}: {output.get('evalue')}"]
+        return _pre("\n".join(traceback), "notebook-error")
+    data = output.get("data", {})
+    for mime in _IMAGES:
+        if mime in data:
+            encoded = _text(data[mime]).strip()
+            alt = html.escape(_text(data.get("text/plain", "")).strip()[:200])
+            return (
+                f'<div class="notebook-output"><img src="data:{mime};base64,{encoded}" '
+                f'alt="{alt}"></div>\n'
+            )
+    if "image/svg+xml" in data:
+        svg = base64.b64encode(_text(data["image/svg+xml"]).encode()).decode()
+        image = f'<img src="data:image/svg+xml;base64,{svg}" alt="">'
+        return f'<div class="notebook-output">{image}</div>\n'
+    if "text/html" in data:
+        return f'<div class="notebook-output notebook-html">\n{_text(data["text/html"])}\n</div>\n'
+    if "text/markdown" in data:
+        shown = myst.render(_text(data["text/markdown"]), resolver)
+        return f'<div class="notebook-output">\n{shown}</div>\n'
+    if "text/latex" in data:
+        latex = html.escape(_text(data["text/latex"]))
+        return f'<div class="notebook-output arithmatex">{latex}</div>\n'
+    if "text/plain" in data:
+        return _pre(_text(data["text/plain"]), "notebook-result")
+    return ""
+
+
+def render_notebook(notebook, resolver: myst.Resolver) -> Rendered:
+    """The page of ``notebook`` (executed, or as stored): its HTML, headings and title."""
+    language = (
+        notebook.get("metadata", {}).get("kernelspec", {}).get("language")
+        or notebook.get("metadata", {}).get("language_info", {}).get("name")
+        or "python"
+    )
+    parts: list[str] = []
+    for number, cell in enumerate(notebook.cells, start=1):
+        tags = _tags(cell)
+        if "remove-cell" in tags:
+            continue
+        source = _text(cell.get("source", ""))
+        if cell.cell_type == "markdown":
+            parts.append(myst.render(source, resolver, cell.get("attachments")))
+            continue
+        if cell.cell_type != "code":
+            continue  # a raw cell is for another output format
+        anchor = f"cell-{number}"
+        resolver.ids.add(anchor)
+        inner = []
+        if "remove-input" not in tags and source.strip():
+            listing = myst.highlighted(source, language)
+            inner.append(
+                _folded("Show code cell source", listing) if "hide-input" in tags else listing
+            )
+        if "remove-output" not in tags:
+            outputs = "".join(_output(output, resolver) for output in cell.get("outputs", []))
+            if outputs and "hide-output" in tags:
+                outputs = _folded("Show code cell output", outputs)
+            inner.append(outputs)
+        if any(inner):
+            parts.append(f'<div class="notebook-cell" id="{anchor}">\n{"".join(inner)}</div>\n')
+    title = next((h.name for h in resolver.headings if h.level == 1), None)
+    return Rendered("".join(parts), resolver.headings, title)
+
+
+def toc_tokens(headings: list[myst.Heading]) -> list[dict]:
+    """The headings as MkDocs' ``get_toc`` reads them: nested by level."""
+    root: list[dict] = []
+    stack: list[dict] = []
+    for heading in headings:
+        token = {"level": heading.level, "id": heading.id, "name": heading.name, "children": []}
+        while stack and stack[-1]["level"] >= heading.level:
+            stack.pop()
+        (stack[-1]["children"] if stack else root).append(token)
+        stack.append(token)
+    return root

@@ -1,0 +1,276 @@
+"""Notebooks as the ecosystem writes them become pages as their authors meant them
+(build_support/execution/notebook_formats.py, notebook_html.py, myst.py): MyST Markdown and
+``.ipynb`` notebooks execute at build, with the same cache and errors as jupytext's; their cell
+tags act as Jupyter Book acts on them; their MyST becomes what it means, never literal braces;
+no prompt column. Two of JAX's own tutorials (tests/data/jax/, Apache-2.0, see its README) run
+as their authors wrote them, beside a small notebook of every tag and directive
+(tests/data/notebooks/).
+
+The builds are of a small site that loads the project's execution hook (``testkit.small_site``),
+as in test_notebook_limits.py: what is tested is the hook, not the course's pages.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from build_support.execution import myst
+from testkit.build import mkdocs_build
+from testkit.small_site import hook, site_config
+
+DATA = Path(__file__).parent / "data"
+JAX = ("automatic-vectorization", "jit-compilation")
+NOTEBOOKS = [f"notebooks/{name}.md" for name in (*JAX, "tags-and-myst")] + [
+    "notebooks/tags-as-ipynb.ipynb",
+    "notebooks/stored.ipynb",
+]
+# Left of MyST as literal text: a role, a directive's fence, a target line
+LITERAL_MYST = re.compile(r"\{[a-z][\w:-]*\}`|```\{|:::\{|^\([\w-]+\)=\s*$", re.MULTILINE)
+
+
+def site(root: Path, nav: list[str], extra_files: dict[str, str] | None = None) -> Path:
+    """A small site whose nav lists ``nav`` (the home page first)."""
+    docs = root / "docs" / "notebooks"
+    docs.mkdir(parents=True, exist_ok=True)
+    (root / "docs" / "index.md").write_text("# Home\n", encoding="utf-8")
+    for name, text in (extra_files or {}).items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    config = site_config("notebook formats", hooks=(hook("execution"), hook("notebook_download")))
+    nav_lines = "".join(f"  - {entry}\n" for entry in ["index.md", *nav])
+    config = config.replace("hooks:\n", f"nav:\n{nav_lines}hooks:\n", 1)
+    (root / "mkdocs.yml").write_text(config, encoding="utf-8")
+    return root / "mkdocs.yml"
+
+
+def stored_notebook() -> str:
+    """An ``.ipynb`` shown with its stored outputs: its code would print something else."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "mystnb": {"execution_mode": "off"},
+    }
+    cell = nbformat.v4.new_code_cell('print("FRESH-RUN-MARK")')
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="STORED-OUTPUT-MARK\n")]
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Stored outputs\n\n{func}`print`"), cell]
+    return nbformat.writes(notebook)
+
+
+def article(site_dir: Path, src_uri: str) -> str:
+    page = site_dir / src_uri.rsplit(".", 1)[0] / "index.html"
+    text = page.read_text(encoding="utf-8")
+    return text[text.index("<article") : text.index("</article>")]
+
+
+def visible_text(fragment: str) -> str:
+    """The text a reader sees: tags and comments gone, entities read."""
+    fragment = re.sub(r"<!--.*?-->", "", fragment, flags=re.DOTALL)
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """One site with every format, built fresh, from the cache, and fresh again."""
+    root = tmp_path_factory.mktemp("formats")
+    config = site(root, NOTEBOOKS)
+    notebooks = root / "docs" / "notebooks"
+    for name in JAX:
+        shutil.copy(DATA / "jax" / f"{name}.md", notebooks)
+    shutil.copy(DATA / "notebooks" / "tags-and-myst.md", notebooks)
+    import jupytext  # as an author converts one: jupytext --to ipynb
+
+    converted = jupytext.read(notebooks / "tags-and-myst.md")
+    jupytext.write(converted, notebooks / "tags-as-ipynb.ipynb", fmt="ipynb")
+    (notebooks / "stored.ipynb").write_text(stored_notebook(), encoding="utf-8")
+    # Fresh, then cached from that run's store; then fresh again, from an empty store: the
+    # cached build must equal a fresh one that ran every cell again (make check-cache's claim).
+    cache = root / "cache"
+    fresh = mkdocs_build(config, root / "fresh", cache_dir=cache, timeout=240)
+    assert fresh.returncode == 0, fresh.stderr[-4000:]
+    cached = mkdocs_build(config, root / "cached", fresh=False, cache_dir=cache, timeout=240)
+    assert cached.returncode == 0, cached.stderr[-4000:]
+    again = mkdocs_build(config, root / "again", cache_dir=root / "cache-again", timeout=240)
+    assert again.returncode == 0, again.stderr[-4000:]
+    return root, fresh, cached
+
+
+def test_notebooks_of_every_format_become_pages_as_their_authors_meant_them(built):
+    """One test of the one site (pytest-xdist would otherwise build it once per process)."""
+    check_every_format_executes_and_a_cached_build_equals_the_fresh_one(built)
+    for uri in ("notebooks/tags-and-myst.md", "notebooks/tags-as-ipynb.ipynb"):
+        check_cell_tags_act_as_jupyter_book_acts_on_them(built, uri)
+    for uri in NOTEBOOKS:
+        check_no_literal_myst_no_prompts_and_every_anchor_on_the_page(built, uri)
+    check_myst_roles_directives_and_targets_become_what_they_mean(built)
+    check_the_download_line_says_what_is_true_of_each_notebook(built)
+
+
+def check_every_format_executes_and_a_cached_build_equals_the_fresh_one(built):
+    root, fresh, cached = built
+    executed = [uri for uri in NOTEBOOKS if uri != "notebooks/stored.ipynb"]
+    for uri in executed:
+        assert re.search(rf"Executed {re.escape(uri)} {re.escape(uri)}: ran", fresh.stderr)
+        assert re.search(rf"Executed {re.escape(uri)} {re.escape(uri)}: reused", cached.stderr)
+    vectorization = visible_text(article(root / "fresh", "notebooks/automatic-vectorization.md"))
+    assert "Array([11., 20., 29.], dtype=float32)" in vectorization  # convolve(x, w), computed
+    jit = visible_text(article(root / "fresh", "notebooks/jit-compilation.md"))
+    assert "TracerBoolConversionError" in jit  # a raises-exception cell's error, shown
+    assert "\n30\n" in jit  # and the cells after it ran: print(g_jit_correct(10, 20))
+    for uri in NOTEBOOKS:
+        assert article(root / "again", uri) == article(root / "cached", uri), uri
+    stored = visible_text(article(root / "fresh", "notebooks/stored.ipynb"))
+    assert "STORED-OUTPUT-MARK" in stored and "FRESH-RUN-MARK\n" not in stored
+    assert "Executed notebooks/stored.ipynb notebooks/stored.ipynb: reused" in fresh.stderr
+
+
+def check_cell_tags_act_as_jupyter_book_acts_on_them(built, uri):
+    root, _, _ = built
+    page = article(root / "fresh", uri)
+    text = visible_text(page)
+    assert "REMOVED-CELL-MARK" not in page
+    assert "OUTPUT-OF-REMOVED-INPUT" in text and "REMOVED-INPUT-MARK" not in text
+    assert "SHOWN-INPUT-MARK" in text and "REMOVED-OUTPUT-MARK\n" not in text
+    folded = re.findall(r"<details[^>]*>(.*?)</details>", page, re.DOTALL)
+    assert any("HIDDEN-INPUT-MARK" in visible_text(part) for part in folded)
+    assert "OUTPUT-OF-HIDDEN-INPUT" in text
+    assert not any("OUTPUT-OF-HIDDEN-INPUT\n" in visible_text(part) for part in folded)
+    assert any("HIDDEN-OUTPUT-MARK\n" in visible_text(part) for part in folded)
+    assert "ValueError: EXPECTED-ERROR-MARK" in text  # expected, shown
+    assert "SKIPPED-CELL-RAN" in text and "SKIPPED-CELL-RAN 42" not in text  # shown, not run
+    assert "SKIPPED-CELL-RAN\n" not in text.replace('print("SKIPPED-CELL-RAN")', "")
+    assert "RAN-AFTER-THE-ERROR 42" in text  # the run went on past the expected error
+    assert "\x1b[" not in page and "ipykernel_" not in page
+
+
+def check_no_literal_myst_no_prompts_and_every_anchor_on_the_page(built, uri):
+    root, _, _ = built
+    page = article(root / "fresh", uri)
+    text = visible_text(page)
+    assert not LITERAL_MYST.search(text), LITERAL_MYST.search(text)
+    assert not re.search(r"\b(?:In|Out)\s*\[\d*\]:", text)
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for target in re.findall(r'href="#([^"]+)"', page):
+        assert target in ids, target
+    toc = re.findall(
+        r'href="#([^"]+)" class="md-nav__link"',
+        (root / "fresh").joinpath(uri.rsplit(".", 1)[0], "index.html").read_text(encoding="utf-8"),
+    )
+    assert all(target in ids for target in toc)
+    assert bool(toc) == ("<h2" in page)  # the table of contents lists the page's sections
+
+
+def check_myst_roles_directives_and_targets_become_what_they_mean(built):
+    root, _, _ = built
+    page = article(root / "fresh", "notebooks/tags-and-myst.md")
+    assert '<div class="admonition note">' in page and "A note with <strong>bold</strong>" in page
+    assert '<div class="admonition warning">' in page
+    assert re.search(
+        r'<div class="admonition tip">\s*<p class="admonition-title">Custom title', page
+    )
+    assert re.search(r'<details class="tip"><summary>Tip</summary>\s*<p>Folded tip.', page)
+    assert 'id="tags-and-myst"' in page
+    assert '<a href="../jit-compilation/#jit-compilation">Just-in-time compilation</a>' in page
+    assert '<a href="../automatic-vectorization/#automatic-vectorization">the vectorization' in page
+    assert re.search(r'<a href="../jit-compilation/">[^<]+</a>', page)  # {doc}
+    text = visible_text(page)
+    assert "a page not on the site" in text and "missing-page" not in page  # its text, no link
+    assert "nowhere-label" in text and 'href="#nowhere-label"' not in page
+    assert "<code>dot()</code>" in page and "<code>x + 1</code>" in page
+    assert r"\(a^2\)" in page and "tracer" in text
+    assert '<a href="#tags-and-myst">a label as a link</a>' in page
+    ids = re.findall(r'<h2 id="([^"]+)"', page)
+    assert ids == ["cells", "cells_1"]  # two headings of one name, two ids
+
+
+def check_the_download_line_says_what_is_true_of_each_notebook(built):
+    root, _, _ = built
+    page = article(root / "fresh", "notebooks/tags-and-myst.md")
+    assert "Download this notebook (tags-and-myst.ipynb)" in page
+    assert "installs this version's package" not in page  # it has no set-up cell
+    assert '<a href="tags-and-myst.md" download>MyST source</a>' in page
+    folder = root / "fresh" / "notebooks"
+    assert (folder / "tags-and-myst" / "tags-and-myst.md").is_file()
+    downloaded = json.loads((folder / "tags-and-myst" / "tags-and-myst.ipynb").read_text())
+    assert downloaded["cells"][0]["cell_type"] == "markdown"
+    stored = json.loads((folder / "stored" / "stored.ipynb").read_text())
+    assert "".join(stored["cells"][1]["outputs"][0]["text"]) == "STORED-OUTPUT-MARK\n"
+
+
+def build_one(root: Path, name: str, text: str, nav: str | None = None):
+    config = site(root, [nav or f"notebooks/{name}"], {f"notebooks/{name}": text})
+    return mkdocs_build(config, root / "site", cache_dir=root / "cache", timeout=120)
+
+
+MYST_HEAD = (
+    "---\njupytext:\n  text_representation:\n    format_name: myst\n"
+    "kernelspec:\n  name: python3\n  display_name: Python 3\n  language: {language}\n---\n\n"
+)
+
+
+def test_an_unexpected_error_fails_the_build_naming_notebook_and_cell(tmp_path):
+    text = MYST_HEAD.format(language="python") + (
+        "# Broken\n\n```{code-cell}\nx = 1\n```\n\nText.\n\n"
+        "```{code-cell}\n:tags: [hide-input]\nraise KeyError('unexpected')\n```\n"
+    )
+    result = build_one(tmp_path, "broken.md", text)
+    assert result.returncode == 1
+    assert (
+        "notebook notebooks/broken.md failed to execute: notebooks/broken.md: cell 4 "
+        "(raise KeyError('unexpected')) failed:" in result.stderr
+    )
+    assert "KeyError: 'unexpected'" in result.stderr and "\x1b[" not in result.stderr
+
+
+def test_a_notebook_in_another_language_fails_the_build_naming_it(tmp_path):
+    text = MYST_HEAD.format(language="R") + "# R\n\n```{code-cell}\n1 + 1\n```\n"
+    result = build_one(tmp_path, "other.md", text)
+    assert result.returncode == 1
+    assert "notebook notebooks/other.md: its kernel's language is R" in result.stderr
+
+
+def test_a_nav_entry_the_build_cannot_render_fails_naming_the_file(tmp_path):
+    (tmp_path / "docs" / "snippets").mkdir(parents=True)
+    (tmp_path / "docs" / "snippets" / "helper.py").write_text("print('a helper')\n")
+    result = build_one(tmp_path, "one.md", "# One\n", nav="Helper: snippets/helper.py")
+    assert result.returncode == 1
+    assert "nav entry 'Helper' names snippets/helper.py, which the build cannot render" in (
+        result.stderr
+    )
+
+
+def test_a_markdown_page_with_front_matter_but_no_kernelspec_stays_a_page(tmp_path):
+    page = "---\ntitle: Plain\n---\n\n# Plain page\n\nIt says {func}`kept` as Markdown does.\n"
+    result = build_one(tmp_path, "plain.md", page)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Executed notebooks/plain.md" not in result.stderr
+    assert "{func}" in (tmp_path / "site" / "notebooks" / "plain" / "index.html").read_text()
+
+
+# ---------------------------------------------------------------- the MyST renderer alone
+
+
+def test_the_renderer_leaves_no_role_or_directive_as_text_and_keeps_code_spans():
+    resolver = myst.Resolver()
+    rendered = myst.render(
+        "Use {class}`jax.Array`, {py:meth}`~a.b.c`, {sub}`2`, {abbr}`JIT (just in time)`.\n\n"
+        "```{seealso}\nThe {mod}`jax.random` module.\n```\n\n"
+        "```{toctree}\nother\n```\n\n"
+        "```{code-block} bash\necho `{func}` stays\n```\n\n"
+        "Literal `` {func}`x` `` in code.\n",
+        resolver,
+    )
+    assert "<code>jax.Array</code>" in rendered and "<code>c()</code>" in rendered
+    assert "<sub>2</sub>" in rendered and '<abbr title="just in time">JIT</abbr>' in rendered
+    assert '<div class="admonition info">' in rendered and "See also" in rendered
+    assert "toctree" not in rendered and "other" not in rendered
+    assert "{func}" in rendered  # inside code, as the author wrote it
+    assert not LITERAL_MYST.search(re.sub(r"<code>.*?</code>", "", rendered, flags=re.DOTALL))
