@@ -51,6 +51,10 @@ print("first", shared)
 ```python exec="on" session="s" id="second"
 print("second sees", shared)
 ```
+
+```python exec="on" id="reads"
+print(open("docs/data.txt").read())
+```
 """
 GPU_FRONT = "---\nexecution: {gpu: true}\n---\n"
 PAGE_G = """\
@@ -72,6 +76,7 @@ def write_site(root: Path, gpu_front: bool = True, pages: tuple[str, ...] = ("a"
     texts = {"a": PAGE_A, "g": (GPU_FRONT if gpu_front else "") + PAGE_G}
     for page in pages:
         (root / "docs" / f"{page}.md").write_text(texts[page])
+    (root / "docs" / "data.txt").write_text("read from the project's docs/")
     return root
 
 
@@ -199,6 +204,7 @@ def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local
     assert ran == {
         "a.md alone": (cpu, cluster.workers["cpu"].pid),
         "a.md first, second": (cpu, cluster.workers["cpu"].pid),
+        "a.md reads": (cpu, cluster.workers["cpu"].pid),
         "g.md on-gpu": (gpu, cluster.workers["gpu"].pid),  # the GPU page's: there alone
     }
     # Each job's code came from the bundle, unpacked in its worker's own folder, not from
@@ -206,20 +212,24 @@ def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local
     for name in ("cpu", "gpu"):
         local = re.escape(str(cluster.folder / f"{name}-local"))
         bundles = rf"code from {local}/\S+/{remote_task.BUNDLES}/[0-9a-f]{{64}}\)"
-        assert len(re.findall(bundles, result.stderr)) == (2 if name == "cpu" else 1)
+        assert len(re.findall(bundles, result.stderr)) == (3 if name == "cpu" else 1)
     assert "reused" not in re.sub(r"\d+ reused", "", result.stderr)  # every block ran there
 
     # What the cluster ran fills the store: a build with no cluster reuses all of it, the GPU
-    # page's included (run nowhere here).
+    # page's included (run nowhere here), but for the block whose file read there (named as
+    # the project's) changed since.
+    (site / "docs" / "data.txt").write_text("changed")
     again = build(site, fresh=False)
     assert again.returncode == 0, again.stderr[-3000:]
     executed = re.findall(r"Executed (\S+) (\S+): (ran|reused)", again.stderr)
     assert sorted(executed) == [
         ("a.md", "alone", "reused"),
         ("a.md", "first", "reused"),
+        ("a.md", "reads", "ran"),
         ("a.md", "second", "reused"),
         ("g.md", "on-gpu", "reused"),
     ]
+    assert "Executed a.md reads: ran (`docs/data.txt` changed (read by the block))" in again.stderr
     assert blocks(site, "g") == blocks(tmp_path / "local", "g")
 
 

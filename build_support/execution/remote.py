@@ -6,11 +6,12 @@ Unset, nothing here runs and Dask is never imported.
 
 What a job sends: its blocks (code, name, time limit, how to run), the build's limits, the key's
 variables (``JAX_*``, ``XLA_*``, the numeric ones: the worker runs with the build's, as its key
-says), the build's environment (``remote_task.environment``), and the bundle of code at the
-build's digest (scattered once a build). What comes back: each block's reply or failure, the
-Dask worker's address, host and pid, the block worker's pid, and the folder its code ran from
-(said in the build's log). The files a block read there are named as the project's, whose
-digests the entry keeps: the bundle mirrors the project's layout.
+says), the build's environment (``remote_task.environment``), and the bundle (``bundled``: the
+build's code and the project's ``docs/``, at their digest; scattered once a build). What comes
+back: each block's reply or failure, the Dask worker's address, host and pid, the block
+worker's pid, and the folder its code ran from (said in the build's log). The files a block
+read there are named as the build's own, whose digests the entry keeps: the bundle mirrors
+the project's layout.
 
 Where a job goes: a page whose front matter says ``execution: {gpu: true}`` (``plan.needs_gpu``)
 has its jobs submitted with ``resources={"GPU": 1}``, to workers started with ``--resources
@@ -63,10 +64,11 @@ class Unavailable(Exception):
     """The cluster could not run a job: why, in one line."""
 
 
-def bundled() -> dict[str, Path]:
-    """What a job's code needs, by its name in the bundle: the build's own code, the course
-    package Python would import here (a copy's, in the tests' builds), and the pyproject.toml
-    that names it."""
+def bundled(project_root: Path) -> dict[str, Path]:
+    """What a job needs, by its name in the bundle, which is its working folder: the build's
+    own code, the course package Python would import here (a copy's, in the tests' builds), the
+    pyproject.toml that names it, and the project's ``docs/`` (a block may read a file there,
+    as it would from the project's root here)."""
     from ..caching.environment import examples_package_dir
     from ..section import PACKAGE, ROOT
 
@@ -74,6 +76,8 @@ def bundled() -> dict[str, Path]:
     package = examples_package_dir()
     if package is not None:
         found[PACKAGE] = package
+    if (project_root / "docs").is_dir():
+        found["docs"] = project_root / "docs"
     return found
 
 
@@ -260,7 +264,7 @@ class Cluster:
                     "mkdocs.yml's extra.build bounds the wait)"
                 )
                 raise Unavailable(self.failed) from None
-            self.parts = bundled()
+            self.parts = bundled(self.project_root)
             self.data, self.digest = bundle(self.parts)
             self.environment = remote_task.environment()
             self.client = client

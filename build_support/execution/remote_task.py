@@ -4,8 +4,9 @@ runs it (``plan.py``).
 
 Standard library only at the top: the build sends this module by value (cloudpickle), so a
 Dask worker needs the locked environment, not the checkout. The code a job runs travels with
-it, as the *bundle*: a zip of ``build_support/``, ``examples/`` and ``pyproject.toml`` at the
-build's digest, unpacked once per digest into the Dask worker's ``--local-directory``. The job
+it, as the *bundle*: a zip of ``build_support/``, ``examples/``, ``pyproject.toml`` and the
+project's ``docs/`` at their digest, unpacked once per digest into the Dask worker's
+``--local-directory``, the job's working folder. The job
 then runs in a process of its own (``python -m build_support.execution.remote_task``, in the
 bundle's folder, so it imports the bundle's code, never a Dask worker's older copy), which
 starts the block worker as the build would (``executor.start``: a fresh interpreter, its own
