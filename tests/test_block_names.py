@@ -208,3 +208,22 @@ def test_the_reason_a_block_ran_is_true_for_each_kind_of_change(tmp_path):
         if "first" in ran and "second" not in ran:
             expected["second"] = ran["first"]  # a session's blocks run together
         assert said == expected | dict([heads]), (edits, log)
+
+
+def test_a_printed_headings_id_is_a_fresh_builds_when_blocks_before_it_are_reused(tmp_path):
+    """markdown-exec numbers each conversion of the build into the ids of a block without
+    ``id`` (``exec-2--``): a reused block takes its numbers, so a cached build's ids are a
+    fresh one's (``sessions.renumbered``)."""
+    site = _site(
+        tmp_path,
+        '# Ids\n\n```python exec="on"\nprint("plain")\n```\n\n'
+        '```python exec="on"\nprint("## Printed")\n```\n',
+    )
+    ids, logs = [], []
+    for fresh in (False, False, True):
+        code, log = _build(site, fresh=fresh)
+        assert code == 0, log
+        ids.append(re.findall(r'<h2 id="([^"]+)"', (site / "site" / "index.html").read_text()))
+        logs.append(log)
+    assert "Executed index.md index.md:3: reused" in logs[1]
+    assert ids[0] == ids[1] == ids[2] and len(ids[0]) == 1, ids

@@ -117,6 +117,8 @@ def look_up(
     def objections(payload: dict[str, Any]) -> list[str]:
         blocks = len(payload.get("blocks", []))
         shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
+        if any("conversions" not in block for block in payload.get("blocks", [])):
+            shape = ["its entry was stored without its ids' numbering"]
         return reads.changed(payload.get("reads"), build.project_root) or shape
 
     return build.look_up(ingredients, identity, objections, plan=plan)
@@ -203,7 +205,8 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
     if stored is not None and stored["own"] == own_digest(options):
         measured = session.entry.get("measured") if is_timed(options) else None
         slot = session.new_slot(run_record(build, session, options, stored, ran=False))
-        slot.html = measured_caption(measured, reused=True) + stored["html"]
+        slot.first_conversion = _conversions()
+        slot.html = measured_caption(measured, reused=True) + renumbered(stored)
         slot.ran_on = stored["ran_on"]
     else:
         if session.entry is not None:  # earlier blocks were reused from the stored run
@@ -220,6 +223,7 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
                 session.close()
         slot = session.new_slot(run_record(build, session, options, block, ran=True))
         slot.html, slot.ran_on, rendered = shown, block["ran_on"], block["html"]
+        slot.first_conversion = block["conversions"][0]
     session.options_seen.append(options)  # with its slot: ``fill_sessions`` pairs them
     ran = len(session.blocks) == len(session.fences) == len(session.slots)  # all, in this build
     fresh = session.entry is None and not session.failed and ran and not fences.is_shell(options)
@@ -257,13 +261,18 @@ def _headings_follow(md: Any, rendered: str, returned: str) -> None:
 def _run_from_start(build: BuildState, session: Session) -> None:
     """Run the session's blocks so far again, in a new worker: after a stored run, or a run
     ahead, that the page's next block does not match."""
+    from markdown_exec import MarkdownConverter
+
     session.close()  # a new worker, with no block run yet
     session.blocks, session.measured, session.reads = [], None, {}  # the new run's alone
+    counter = MarkdownConverter.counter
     for earlier, slot in zip(session.options_seen, session.slots, strict=True):
+        MarkdownConverter.counter = slot.first_conversion  # its ids as its first rendering's
         block, slot.html = _run_in_session(build, session, earlier)
         slot.ran_on = block["ran_on"]
         # The record already in ``build.runs`` becomes the new run's.
         vars(slot.run).update(vars(run_record(build, session, earlier, block, ran=True)))
+    MarkdownConverter.counter = counter
 
 
 def _run_in_session(
@@ -331,6 +340,7 @@ def execute(
         if wrong := fences.unknown_options(options):
             raise BlockError(wrong)
         call.seconds, call.how = seconds, fences.to_run(options)[1]
+        first = _conversions()
         try:
             outcome.html = render(call, **options | {"extra": extra})
         except BlockError as error:
@@ -348,6 +358,7 @@ def execute(
         "environment": reply.get("environment"),
         "measured": {"at": at, "label": machine} if machine else None,
         "reads": files,
+        "conversions": [first, _conversions() - first],  # ``renumbered``
     }, outcome.failed
 
 
@@ -364,6 +375,33 @@ def _per_page(build: BuildState, options: dict[str, Any], error: BlockError) -> 
         "define it on this page, or import it from the course package)"
     )
     return BlockError(said, error.where, error.trace)
+
+
+def _conversions() -> int:
+    from markdown_exec import MarkdownConverter
+
+    return MarkdownConverter.counter
+
+
+def renumbered(stored: dict[str, Any]) -> str:
+    """A stored block's HTML as a run of it in this build would render it. markdown-exec
+    numbers each of its Markdown conversions in the build (``MarkdownConverter.counter``) and
+    prefixes the ids in a block's output without ``id`` or ``idprefix`` with the number
+    (``exec-3--``): a reused block takes the numbers a run would, so a cached build's ids are a
+    fresh build's."""
+    from markdown_exec import MarkdownConverter
+
+    first, used = stored["conversions"]
+    now = MarkdownConverter.counter
+    MarkdownConverter.counter += used
+    if not used or now == first:
+        return str(stored["html"])
+
+    def moved(number: re.Match[str]) -> str:
+        taken = int(number[1])
+        return f"exec-{taken - first + now}--" if first < taken <= first + used else number[0]
+
+    return re.sub(r"\bexec-(\d+)--", moved, str(stored["html"]))
 
 
 def render(call: WorkerCall, /, **options: Any) -> str:

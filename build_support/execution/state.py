@@ -53,6 +53,7 @@ class Slot:
     run: Run  # the block's run, completed when filled
     html: str = ""
     ran_on: str = ""
+    first_conversion: int = 0  # markdown-exec's conversion count before it (``renumbered``)
 
 
 @dataclass
