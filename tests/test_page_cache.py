@@ -7,11 +7,14 @@ twice side by side after each change: with the store the previous builds filled,
 empty store, FRESH=1); every file of the two sites must be the same (``compare.differences``,
 as ``make check-cache``), and the cached build must have rendered exactly the pages the change
 reaches (its log says how many it reused). The tests run in file order and build on each
-other: each change lands on a store that holds the previous state.
+other: each change lands on a store that holds the previous state (each count holds as well
+after any other order). Two tests in the build's process check what the differential builds
+cannot reach: a value the key cannot describe, the build's clock, a render that logged a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
@@ -20,9 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from jinja2 import Environment
 
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV
+from build_support.caching.cache import Cache
 from build_support.caching.compare import differences
+from build_support.caching.store import FileStore
+from build_support.rendering.page_cache import Describer, PageRenders, Undescribable
 from testkit.build import mkdocs_build
 from testkit.small_site import hook
 
@@ -185,8 +192,6 @@ def test_what_runs_after_the_render_runs_on_the_reused_html(site):
 
 
 def test_the_key_refuses_what_it_cannot_describe_and_leaves_out_the_build_clock(tmp_path):
-    from build_support.rendering.page_cache import Describer, Undescribable
-
     describe = Describer(tmp_path)
     assert describe(str(tmp_path / "docs" / "a.md")) == "<project>/docs/a.md"  # any checkout
     clock = {"build_date_utc": "2026-12-06T01:02:03", "banner": "Notes"}
@@ -203,3 +208,41 @@ def test_the_key_refuses_what_it_cannot_describe_and_leaves_out_the_build_clock(
     loop.append(loop)
     with pytest.raises(Undescribable):
         describe(loop)
+
+
+class _Config(dict):
+    """A config as templates see it (a mapping), with the theme MkDocs' config has."""
+
+    theme = None
+
+
+class _File:
+    src_uri, dest_uri, url = "page.md", "page/index.html", "page/"
+
+
+class _Page:
+    title, url, active, is_index, is_homepage, ancestors = "Page", "page/", True, False, False, []
+
+    def __init__(self, content: str) -> None:
+        self.file, self.meta, self.content = _File(), {}, content
+
+
+def test_a_render_that_logged_a_warning_is_rendered_again_not_reused(tmp_path):
+    def warn(text: str) -> str:
+        logging.getLogger("mkdocs.test").warning("a template warned")
+        return text
+
+    environment = Environment()
+    environment.globals["warn"] = warn
+    template = environment.from_string(
+        "{{ warn(page.content) if page.meta.warn else page.content }}"
+    )
+    for turn, meta in enumerate(({}, {}, {"warn": True}, {"warn": True})):
+        renders = PageRenders(tmp_path, Cache("pages", FileStore(tmp_path / "store")))
+        page = _Page("Some prose.")
+        page.meta = meta
+        assert renders.render(template, "main.html", {"page": page, "config": _Config()}) == (
+            "Some prose."
+        )
+        # The plain page is kept, then reused; the one that warned is rendered each time.
+        assert (renders.reused, len(renders.warned)) == [(0, 0), (1, 0), (0, 1), (0, 1)][turn]
