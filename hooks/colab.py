@@ -9,7 +9,8 @@ opens that version's notebook (its first cell installs that version's wheel).
 Where ``repo_url`` in mkdocs.yml names a GitHub repository, the link goes on each notebook page
 (after its download links) and at the end of the install box of the page of the section the
 notebook belongs to (``build_support.section.section_of``: ``notebooks/p5-9-1-….py`` belongs to
-P5-9.1), and of no other section. Anywhere else (no
+P5-9.1), and of no other section; the box's line says the notebook's first cell installs the
+package only where it has the course's set-up cell. Anywhere else (no
 ``repo_url``, another host) no link is shown, and the build says why in one INFO line.
 """
 
@@ -23,6 +24,9 @@ from pathlib import Path, PurePosixPath
 from mkdocs_jupyter.plugin import NotebookFile
 
 from build_support import section
+
+SETUP_MARK = "{{ install.requirement }}"  # what the course's set-up cell installs (as the
+# download line reads it, hooks/notebook_download.py)
 
 log = logging.getLogger("mkdocs.hooks.colab")
 
@@ -42,6 +46,7 @@ class ColabLinks:
         self.version = version
         self.sections = list(sections)
         self.notebooks: dict[str, list[str]] = {}
+        self.set_up: set[str] = set()  # those (``.ipynb`` paths) with the course's set-up cell
 
     def url(self, ipynb: str) -> str:
         return f"{COLAB}{self.repository}/blob/gh-pages/{self.version}/{ipynb}"
@@ -80,11 +85,14 @@ def on_config(config):
 def on_files(files, config):
     # mkdocs-jupyter (a plugin: it runs before the hooks) has made its notebooks pages.
     _state.notebooks = {}
+    _state.set_up = set()
     for file in files:
         held = section.section_of(file.src_uri, known=_state.sections)
         if isinstance(file, NotebookFile) and held is not None:
             ipynb = notebook_ipynb(file.dest_uri, file.src_uri)
             _state.notebooks.setdefault(held.page, []).append(ipynb)
+            if SETUP_MARK in Path(file.abs_src_path).read_text(encoding="utf-8"):
+                _state.set_up.add(ipynb)
     return files
 
 
@@ -115,8 +123,12 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     lines = [
         f"No NVIDIA GPU here? [Open this version's notebook in Colab]({_state.url(ipynb)}), "
-        "choose a GPU runtime (*Runtime > Change runtime type*), and run it: its first cell "
-        "installs this version's package there, with the GPU line."
+        "choose a GPU runtime (*Runtime > Change runtime type*), and run it"
+        + (
+            ": its first cell installs this version's package there, with the GPU line."
+            if ipynb in _state.set_up
+            else "."  # an author's notebook without the course's set-up cell claims no install
+        )
         for ipynb in _state.notebooks[page.file.src_uri]
     ]
     return with_box_links(markdown, lines)

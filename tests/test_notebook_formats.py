@@ -187,6 +187,11 @@ def check_myst_roles_directives_and_targets_become_what_they_mean(built):
     assert "<code>dot()</code>" in page and "<code>x + 1</code>" in page
     assert r"\(a^2\)" in page and "tracer" in text
     assert '<a href="#tags-and-myst">a label as a link</a>' in page
+    # A badge on another host: its text, linked; nothing the browser would fetch from there
+    assert re.search(
+        r'<a href="https://colab\.research\.google\.com/[^"]+">Open In Colab</a>', page
+    )
+    assert "colab-badge.svg" not in page
     ids = re.findall(r'<h2 id="([^"]+)"', page)
     assert ids == ["cells", "cells_1"]  # two headings of one name, two ids
 
@@ -224,10 +229,23 @@ def test_an_unexpected_error_fails_the_build_naming_notebook_and_cell(tmp_path):
     result = build_one(tmp_path, "broken.md", text)
     assert result.returncode == 1
     assert (
-        "notebook notebooks/broken.md failed to execute: notebooks/broken.md: cell 4 "
+        "notebook notebooks/broken.md failed to execute: notebooks/broken.md:19: cell 4 "
         "(raise KeyError('unexpected')) failed:" in result.stderr
     )
     assert "KeyError: 'unexpected'" in result.stderr and "\x1b[" not in result.stderr
+
+
+def test_an_output_loading_from_another_host_fails_the_build_naming_the_cell(tmp_path):
+    text = MYST_HEAD.format(language="python") + (
+        "# Plot\n\n```{code-cell}\nfrom IPython.display import HTML\n"
+        "HTML('<script src=\"https://cdn.example.com/plot.js\"></script>')\n```\n"
+    )
+    result = build_one(tmp_path, "plot.md", text)
+    assert result.returncode == 1
+    assert (
+        "notebook notebooks/plot.md: cell 2: its output loads "
+        "<script src=https://cdn.example.com/plot.js> from another host" in result.stderr
+    )
 
 
 def test_a_notebook_in_another_language_fails_the_build_naming_it(tmp_path):
@@ -274,3 +292,37 @@ def test_the_renderer_leaves_no_role_or_directive_as_text_and_keeps_code_spans()
     assert "toctree" not in rendered and "other" not in rendered
     assert "{func}" in rendered  # inside code, as the author wrote it
     assert not LITERAL_MYST.search(re.sub(r"<code>.*?</code>", "", rendered, flags=re.DOTALL))
+
+
+def test_the_colab_line_claims_an_install_only_where_the_notebook_has_the_set_up_cell(tmp_path):
+    """hooks/colab.py: the section page's line says the notebook's first cell installs the
+    package only for a notebook with the course's set-up cell, not for an author's tutorial."""
+    from mkdocs.structure.files import File
+    from mkdocs_jupyter.plugin import NotebookFile
+
+    from build_support import section
+    from testkit.hooks import load_hook
+
+    colab = load_hook("colab")
+    docs = tmp_path / "docs"
+    (docs / "notebooks").mkdir(parents=True)
+    (docs / "notebooks" / "p5-9-1-own.py").write_text('# %%\nP = "{{ install.requirement }}"\n')
+    (docs / "notebooks" / "p5-9-1-tutorial.md").write_text("# A tutorial\n")
+    files = [
+        NotebookFile(File(uri, str(docs), str(tmp_path / "site"), True), True, str(tmp_path))
+        for uri in ("notebooks/p5-9-1-own.py", "notebooks/p5-9-1-tutorial.md")
+    ]
+    colab._state = colab.ColabLinks("o/r", "v1", section.sections())
+    colab.on_files(files, None)
+    owner = section.section_of("notebooks/p5-9-1-own.py")
+    box = '!!! tip install-box "Install"\n    pip install it\n'
+
+    class Page:
+        class file:
+            src_uri = owner.page
+
+    lines = colab.on_page_markdown(box, Page, None, None).splitlines()
+    own = next(line for line in lines if "p5-9-1-own.ipynb" in line)
+    tutorial = next(line for line in lines if "p5-9-1-tutorial.ipynb" in line)
+    assert own.endswith("its first cell installs this version's package there, with the GPU line.")
+    assert tutorial.endswith("and run it.") and "installs" not in tutorial

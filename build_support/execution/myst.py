@@ -18,7 +18,10 @@ literal braces:
 - headings get ids as the site's other pages do (Python-Markdown's ``toc`` slug, unique on the
   page) and a permalink; each is listed for the page's table of contents;
 - a link to another page of the site (``other.md``, ``other.ipynb``, a label) becomes its URL;
-  one to nothing on the site, its text.
+  one to nothing on the site, its text;
+- an image on another host (a Colab badge, a remote figure) becomes its alt text: the site
+  loads nothing from another host (``notebook_html.remote_loads`` fails the build on any other
+  such request a cell's HTML makes).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ _ASIDES = {"margin", "sidebar", "topic", "card", "tab-item", "dropdown"}
 _OPTION = re.compile(r"^:([\w-]+):\s*(.*)$")
 _EXPLICIT = re.compile(r"^(.*?)\s*<([^<>]+)>\s*$", re.DOTALL)
 _FUNCTION_ROLES = {"func", "meth", "py:func", "py:meth"}
+REMOTE = re.compile(r"^(?:https?:)?//", re.I)  # an address on another host
 
 
 @dataclass
@@ -183,6 +187,9 @@ def _resolve_links(tokens, resolver: Resolver, env) -> None:
             continue
         attribute = "href" if token.type == "link_open" else "src"
         href = str(token.attrGet(attribute) or "")
+        if token.type == "image" and REMOTE.match(href):
+            token.meta["remote"] = True  # shown as its text: the site loads nothing from afar
+            continue
         if re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I) or href.startswith(("#", "/")):
             if href.startswith("attachment:") and token.type == "image":
                 _attachment(token, href, env)
@@ -262,6 +269,13 @@ def _link_open(self, tokens, idx, options, env):
 
 def _link_close(self, tokens, idx, options, env):
     return "" if tokens[idx].meta.get("drop") else self.renderToken(tokens, idx, options, env)
+
+
+def _image(self, tokens, idx, options, env):
+    token = tokens[idx]
+    if token.meta.get("remote"):  # a badge, a remote figure: its alt text, no request
+        return html.escape(self.renderInlineAsText(token.children or [], options, env))
+    return self.image(tokens, idx, options, env)
 
 
 def _math_inline(self, tokens, idx, options, env):
@@ -426,6 +440,7 @@ _RULES: dict[str, Callable] = {
     "math_inline": _math_inline,
     "math_block": _math_block,
     "math_block_label": _math_block,
+    "image": _image,
     "link_open": _link_open,
     "link_close": _link_close,
     "fence": _fence,

@@ -13,7 +13,10 @@ acted on (``TAGS``).
 Each code cell's ``<div>`` has the id ``cell-N``: ``N`` numbers the notebook's cells as the
 build's errors name them (code and text alike, as Jupyter counts them). Outputs: printed text,
 ``text/html``, images (PNG, JPEG, GIF inline; SVG as an image), ``text/markdown``, plain text;
-widgets' and JavaScript's views are left out (the site loads nothing from another host).
+widgets' and JavaScript's views are left out (the site loads nothing from another host). A cell
+whose Markdown or output would load something from another host (a CDN script, a remote image
+in its HTML) fails the build naming the cell; a Markdown image on another host (a Colab badge)
+is shown as its alt text instead (``myst.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from dataclasses import dataclass
 
 from . import myst
 
-__all__ = ["TAGS", "Rendered", "render_notebook", "without_ansi"]
+__all__ = [
+    "TAGS",
+    "NotebookPageError",
+    "Rendered",
+    "remote_loads",
+    "render_notebook",
+    "without_ansi",
+]
 
 TAGS = (
     "remove-cell",
@@ -111,6 +121,53 @@ def _output(output, resolver: myst.Resolver) -> str:
     return ""
 
 
+class NotebookPageError(Exception):
+    """A cell's page cannot be shown as the site shows pages: the message names the cell."""
+
+
+_LOADS = {  # what a browser fetches without a click: each tag's attributes
+    "img": ("src", "srcset"),
+    "script": ("src",),
+    "iframe": ("src",),
+    "link": ("href",),
+    "audio": ("src",),
+    "video": ("src", "poster"),
+    "source": ("src", "srcset"),
+    "embed": ("src",),
+    "object": ("data",),
+    "input": ("src",),
+}
+
+
+def remote_loads(fragment: str) -> list[str]:
+    """The addresses on another host that ``fragment`` (HTML) makes the browser load."""
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Loads(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            for name, value in attrs:
+                if name in _LOADS.get(tag, ()) and value and myst.REMOTE.match(value.strip()):
+                    found.append(f"<{tag} {name}={value.strip()[:80]}>")
+
+        handle_startendtag = handle_starttag
+
+    Loads(convert_charrefs=True).feed(fragment)
+    return found
+
+
+def _local_only(fragment: str, number: int, where: str) -> str:
+    loads = remote_loads(fragment)
+    if loads:
+        raise NotebookPageError(
+            f"cell {number}: its {where} loads {loads[0]} from another host, and the site loads "
+            "nothing from another host: keep the file beside the notebook and link it, or tag "
+            "the cell remove-output (or remove-cell)"
+        )
+    return fragment
+
+
 def render_notebook(notebook, resolver: myst.Resolver) -> Rendered:
     """The page of ``notebook`` (executed, or as stored): its HTML, headings and title."""
     language = (
@@ -125,7 +182,8 @@ def render_notebook(notebook, resolver: myst.Resolver) -> Rendered:
             continue
         source = _text(cell.get("source", ""))
         if cell.cell_type == "markdown":
-            parts.append(myst.render(source, resolver, cell.get("attachments")))
+            shown = myst.render(source, resolver, cell.get("attachments"))
+            parts.append(_local_only(shown, number, "Markdown"))
             continue
         if cell.cell_type != "code":
             continue  # a raw cell is for another output format
@@ -139,6 +197,7 @@ def render_notebook(notebook, resolver: myst.Resolver) -> Rendered:
             )
         if "remove-output" not in tags:
             outputs = "".join(_output(output, resolver) for output in cell.get("outputs", []))
+            outputs = _local_only(outputs, number, "output")
             if outputs and "hide-output" in tags:
                 outputs = _folded("Show code cell output", outputs)
             inner.append(outputs)

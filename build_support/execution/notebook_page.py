@@ -152,7 +152,10 @@ def _render_as_jupyter_book(build: BuildState, page, files) -> None:
         except Exception as error:
             apart = " " if isinstance(error, notebooks.NotebookError) else "\n"
             raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
-    rendered = notebook_html.render_notebook(notebook, _resolver(build, page, files))
+    try:
+        rendered = notebook_html.render_notebook(notebook, _resolver(build, page, files))
+    except notebook_html.NotebookPageError as error:
+        raise PluginError(f"notebook {src_uri}: {error}") from error
     page.content = (RUNNING_NOTICE if running else "") + rendered.content
     page.toc = get_toc(notebook_html.toc_tokens(rendered.headings))
     page._title_from_render = rendered.title  # MkDocs' own: a nav title comes first

@@ -171,6 +171,22 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _KERNEL_FILE = re.compile(r"(?:[^\s\x1b:'\"]*/)?ipykernel_\d+/(\d+)\.py")
 
 
+def code_cell_lines(path: Path) -> list[int]:
+    """Where each code cell of a MyST notebook starts in its file (its ```` ```{code-cell} ````
+    line, from 1), in order; none for another format. An error names the line, as a compiler
+    does (``notebooks/x.md:12: cell 4 (...)``)."""
+    if path.suffix != ".md":
+        return []
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(path.read_text(encoding="utf-8"))
+    return [
+        token.map[0] + 1
+        for token in tokens
+        if token.type == "fence" and token.info.strip().startswith("{code-cell}") and token.map
+    ]
+
+
 def cell_timeout_s(notebook, default: float) -> float:
     """The notebook's own cell time limit (myst-nb's ``execution_timeout`` in its metadata, as
     a fence's ``timeout=``), else ``default``."""
@@ -240,10 +256,14 @@ def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: 
         if cell_index == code_cells[-1]:
             run.cells_done.set()
 
+    fence_lines = code_cell_lines(path)
+
     def cell_named(index: int | None) -> str:
         lines = notebook.cells[index or 0].source.splitlines()
         first_line = next((line.strip() for line in lines if line.strip()), "")
-        return f"{run.src_uri}: cell {(index or 0) + 1} ({first_line[:60]})"
+        ordinal = code_cells.index(index) if index in code_cells else len(fence_lines)
+        at = f":{fence_lines[ordinal]}" if ordinal < len(fence_lines) else ""
+        return f"{run.src_uri}{at}: cell {(index or 0) + 1} ({first_line[:60]})"
 
     timeout_s = cell_timeout_s(notebook, timeout_s)
 
