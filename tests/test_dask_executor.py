@@ -7,12 +7,13 @@ A cluster build shows what a local build shows, its blocks ran on the Dask worke
 addresses and pids, in the build's log), a GPU page's only on the GPU worker and no other page's
 there, and what it ran fills the store a local build then reuses. A worker whose environment
 differs is refused, naming the difference; no worker, or no scheduler, fails the build, naming
-the cause, the page and the cluster; a GPU page with no cluster nor GPU fails, never runs on
-this CPU.
+the cause, the page and the cluster; a worker killed mid-session costs one more run, elsewhere;
+a GPU page with no cluster nor GPU fails, never runs on this CPU.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -267,6 +268,48 @@ def test_no_worker_and_a_worker_whose_environment_differs_fail_the_build_naming_
     assert re.search(r"page a\.md, block 'first' failed: not run: .*numpy 1\.0\.0", refused.stderr)
     assert not ran_on_cluster(refused.stderr)  # nothing ran on it
     assert not (cluster.folder / "other-local" / remote_task.BUNDLES).exists()
+
+
+SLOW = """\
+# S
+
+```python exec="on" id="slow"
+import os, pathlib, time
+marks = pathlib.Path({marks!r})
+marks.write_text(marks.read_text() + "started\\n" if marks.exists() else "started\\n")
+time.sleep(3)
+print("slept")
+```
+"""
+
+
+def test_a_worker_killed_mid_session_is_survived_by_running_it_again_elsewhere(tmp_path, cluster):
+    cluster.add_worker("first")
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: 10")
+    (site / "mkdocs.yml").write_text(config + "nav: [s.md]\n")
+    marks = tmp_path / "marks"
+    (site / "docs" / "s.md").write_text(SLOW.format(marks=str(marks)))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        running = pool.submit(build, site, cluster.address)
+        deadline = time.monotonic() + 120
+        while not marks.exists():  # the block has started on the first worker
+            assert time.monotonic() < deadline and not running.done(), "the block never started"
+            time.sleep(0.05)
+        first = cluster.address_of("first")
+        cluster.add_worker("second")
+        os.killpg(cluster.workers["first"].pid, signal.SIGKILL)  # with its job's process
+        result = running.result(timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"s.md slow: the Dask worker {first} that ran it left the cluster; it runs again" in (
+        result.stderr
+    )
+    assert ran_on_cluster(result.stderr) == {
+        "s.md slow": (cluster.address_of("second"), cluster.workers["second"].pid)
+    }
+    assert marks.read_text() == "started\nstarted\n"  # twice: the first run never came back
+    assert "<p>slept</p>" in (site / "site" / "s" / "index.html").read_text()
 
 
 def test_a_scheduler_out_of_reach_fails_the_build_naming_its_address(tmp_path):

@@ -21,7 +21,9 @@ worker that differs is named in the log with what differs, and never runs a job.
 
 Faults, each the job's blocks' failure in their page's turn (never a run on this machine, never
 an entry in the cache): the scheduler unreachable, no worker that may run the job within
-``executor_wait_s``, a worker refused, the job's process or worker lost.
+``executor_wait_s``, a worker refused, the job's process failing. A worker that leaves the
+cluster while it runs a job (killed, say) costs a second run, on whichever worker may run it
+then; a second loss fails the blocks.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import uuid
 import warnings
 import zipfile
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +59,7 @@ FORWARDED = ("JAX_", "XLA_", *NUMERIC_VARIABLES)  # the key's variables the buil
 GPU_KEPT = ("JAX_PLATFORMS",)  # a GPU job runs on the worker's backend, never the build's CPU
 JOB_SLACK_S = 120.0  # beyond its blocks' limits and a worker's start, a job's own bound
 _POLL_S = 0.25
+_WATCH_S = 1.0  # how often a running job's workers are looked for in the cluster
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the bundle's bytes depend on the files alone
 
 
@@ -171,45 +174,23 @@ class Cluster:
 
     def _run(self, job: Job) -> None:
         client = self._connected()
-        workers = self._workers_for(client, job)
-        with self.lock:  # once a worker is there to hold it; later ones fetch it from peers
-            if self.bundle is None:
-                self.bundle = client.scatter(self.data, broadcast=True, hash=False)
-        requests = [
-            {"code": r.code, "block_id": r.block_id, "seconds": r.seconds, "how": r.how}
-            for r in job.requests
-        ]
         limits = self.limits()
         within = sum(r.seconds for r in job.requests) + START_TIMEOUT_S + JOB_SLACK_S
         payload = {
             "page": job.page,
             "gpu": job.gpu,
-            "requests": requests,
+            "requests": [
+                {"code": r.code, "block_id": r.block_id, "seconds": r.seconds, "how": r.how}
+                for r in job.requests
+            ],
             "limits": [limits.max_output_bytes, limits.memory_bytes],
             "variables": forwarded(job.gpu),
             "variable_prefixes": list(FORWARDED),
             "within_s": within,
         }
-        task = client.submit(
-            remote_task.run_job,
-            self.bundle,
-            self.digest,
-            payload,
-            self.environment,
-            workers=workers,
-            allow_other_workers=False,
-            resources=GPU if job.gpu else None,
-            pure=False,
-            key=f"course-job-{uuid.uuid4().hex}",
-        )
-        try:
-            result = task.result(timeout=within + self.wait_s)
-        except TimeoutError:
-            task.cancel()
-            raise Unavailable(
-                f"its job did not come back from the Dask cluster at {self.address} within "
-                f"{within + self.wait_s:g} s"
-            ) from None
+        result = self._ran(client, job, payload, within)
+        if result is None:  # its worker left while it ran: once more, on whichever may run it
+            result = self._ran(client, job, payload, within, again=True)
         if result.get("refused"):
             with self.lock:
                 self.checked[result["worker"]] = result["refused"]
@@ -233,6 +214,50 @@ class Cluster:
         )
         blocks = ", ".join(request.block_id for request in job.requests)
         log.info("Ran on the Dask cluster: %s %s, on %s", job.page, blocks, job.ran_where)
+
+    def _ran(
+        self, client: Any, job: Job, payload: dict, within: float, again: bool = False
+    ) -> dict[str, Any] | None:
+        """The job's result from one worker that may run it; None where every such worker left
+        the cluster while it ran (``again``: ``Unavailable``, naming them)."""
+        workers = self._workers_for(client, job)
+        with self.lock:  # once a worker is there to hold it (later ones fetch it from peers),
+            if self.bundle is None or self.bundle.status != "finished":  # again if all left
+                self.bundle = client.scatter(self.data, broadcast=True, hash=False)
+        task = client.submit(
+            remote_task.run_job,
+            self.bundle,
+            self.digest,
+            payload,
+            self.environment,
+            workers=workers,
+            allow_other_workers=False,
+            resources=GPU if job.gpu else None,
+            pure=False,
+            key=f"course-job-{uuid.uuid4().hex}",
+        )
+        deadline = time.monotonic() + within + self.wait_s
+        while True:
+            try:
+                return task.result(timeout=_WATCH_S)
+            except TimeoutError:
+                lost = False
+            except CancelledError:  # by the scheduler: the bundle it needs went with them
+                lost = True
+            now = time.monotonic()
+            if lost or not set(workers) & set(self._workers(client)):  # the scheduler saw them go
+                task.cancel()
+                left = f"the Dask worker {' and '.join(workers)} that ran it left the cluster"
+                if again:
+                    raise Unavailable(f"{left}, again: it ran twice, and ended neither time")
+                log.info("%s %s: %s; it runs again", job.page, job.requests[0].block_id, left)
+                return None
+            if now >= deadline:
+                task.cancel()
+                raise Unavailable(
+                    f"its job did not come back from the Dask cluster at {self.address} "
+                    f"within {within + self.wait_s:g} s"
+                )
 
     # ------------------------------------------------------------------ the cluster
 
