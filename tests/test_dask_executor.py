@@ -56,6 +56,11 @@ print("second sees", shared)
 ```python exec="on" id="reads"
 print(open("docs/data.txt").read())
 ```
+
+```python exec="on" id="variables"
+import os
+print("XLA_FLAGS:", os.environ.get("XLA_FLAGS"))
+```
 """
 GPU_FRONT = "---\nexecution: {gpu: true}\n---\n"
 PAGE_G = """\
@@ -189,7 +194,8 @@ def cluster(tmp_path) -> Iterator[Cluster]:
 def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local_one_does(
     tmp_path, cluster
 ):
-    cluster.add_worker("cpu")
+    # The worker's own XLA_FLAGS (in the key) give way to the build's.
+    cluster.add_worker("cpu", env={"XLA_FLAGS": "--the-workers-own"})
     cluster.add_worker("gpu", gpu=True)
     cpu, gpu = cluster.address_of("cpu"), cluster.address_of("gpu")
     local = build(write_site(tmp_path / "local", gpu_front=False))
@@ -201,11 +207,13 @@ def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local
     for page in ("a", "g"):
         assert blocks(site, page) == blocks(tmp_path / "local", page)
         assert blocks(site, page)  # the blocks are there to compare
+    assert "--the-workers-own" not in "".join(blocks(site, "a"))
     ran = ran_on_cluster(result.stderr)
     assert ran == {
         "a.md alone": (cpu, cluster.workers["cpu"].pid),
         "a.md first, second": (cpu, cluster.workers["cpu"].pid),
         "a.md reads": (cpu, cluster.workers["cpu"].pid),
+        "a.md variables": (cpu, cluster.workers["cpu"].pid),
         "g.md on-gpu": (gpu, cluster.workers["gpu"].pid),  # the GPU page's: there alone
     }
     # Each job's code came from the bundle, unpacked in its worker's own folder, not from
@@ -213,7 +221,7 @@ def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local
     for name in ("cpu", "gpu"):
         local = re.escape(str(cluster.folder / f"{name}-local"))
         bundles = rf"code from {local}/\S+/{remote_task.BUNDLES}/[0-9a-f]{{64}}\)"
-        assert len(re.findall(bundles, result.stderr)) == (3 if name == "cpu" else 1)
+        assert len(re.findall(bundles, result.stderr)) == (4 if name == "cpu" else 1)
     assert "reused" not in re.sub(r"\d+ reused", "", result.stderr)  # every block ran there
 
     # What the cluster ran fills the store: a build with no cluster reuses all of it, the GPU
@@ -228,6 +236,7 @@ def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local
         ("a.md", "first", "reused"),
         ("a.md", "reads", "ran"),
         ("a.md", "second", "reused"),
+        ("a.md", "variables", "reused"),
         ("g.md", "on-gpu", "reused"),
     ]
     assert "Executed a.md reads: ran (`docs/data.txt` changed (read by the block))" in again.stderr

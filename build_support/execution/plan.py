@@ -220,6 +220,8 @@ class RunAhead:
             return None  # the page runs it
         # Where the build is, if it is ended while it waits: the block its page waits for.
         progress.at_block(job.page, job.requests[0].block_id)
+        if job.remote and job.future.cancelled():
+            return Refused("not run: the build was ending before its job was sent")
         failed = job.future.exception()
         if job.remote and failed is not None:
             return Refused(f"not run: {failed}")

@@ -186,6 +186,7 @@ class Cluster:
             "limits": [limits.max_output_bytes, limits.memory_bytes],
             "variables": forwarded(job.gpu),
             "variable_prefixes": list(FORWARDED),
+            "kept": list(GPU_KEPT) if job.gpu else [],
             "within_s": within,
         }
         result = self._ran(client, job, payload, within)

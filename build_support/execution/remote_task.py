@@ -105,7 +105,8 @@ def unpacked(bundle: bytes, digest: str, root: Path) -> Path:
 def run_job(bundle: bytes, digest: str, job: dict[str, Any], build: dict[str, Any]) -> dict:
     """The Dask task: where it runs; ``refused`` where its environment differs from the
     ``build``'s, else each block's reply or failure, from a job process in the bundle's folder
-    with the build's key variables (``job["variables"]``) in place of the worker's own."""
+    with the build's key variables (``job["variables"]``) in place of the worker's own (but
+    those ``job["kept"]``: a GPU job's ``JAX_PLATFORMS`` is the GPU worker's)."""
     from distributed import get_worker  # on the Dask worker, which has it
 
     dask_worker = get_worker()
@@ -114,8 +115,12 @@ def run_job(bundle: bytes, digest: str, job: dict[str, Any], build: dict[str, An
     if refused:
         return where | {"refused": refused}
     folder = unpacked(bundle, digest, Path(dask_worker.local_directory))
-    prefixes = tuple(job["variable_prefixes"])
-    env = {name: value for name, value in os.environ.items() if not name.startswith(prefixes)}
+    prefixes, kept = tuple(job["variable_prefixes"]), set(job["kept"])
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(prefixes) or name in kept
+    }
     env |= job["variables"]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
     completed = subprocess.run(
