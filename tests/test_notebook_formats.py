@@ -26,6 +26,7 @@ from testkit.small_site import hook, site_config
 
 DATA = Path(__file__).parent / "data"
 JAX = ("automatic-vectorization", "jit-compilation")
+JAX_PAGE = "notebooks/jit-compilation.md"
 NOTEBOOKS = [f"notebooks/{name}.md" for name in (*JAX, "tags-and-myst")] + [
     "notebooks/tags-as-ipynb.ipynb",
     "notebooks/stored.ipynb",
@@ -126,9 +127,18 @@ def check_every_format_executes_and_a_cached_build_equals_the_fresh_one(built):
     assert "\n30\n" in jit  # and the cells after it ran: print(g_jit_correct(10, 20))
     for uri in NOTEBOOKS:
         assert article(root / "again", uri) == article(root / "cached", uri), uri
+    # Where each ran, as a block's label says it: the build's own words where the notebook
+    # printed none (JAX's kernel on JAX's backend; the tags notebook, without jax, on NumPy)
+    assert '<p class="run-label">computed on cpu · ' in article(root / "fresh", JAX_PAGE)
+    assert re.search(
+        r"Executed notebooks/jit-compilation.md .* computed on \w+ · \d+ device", fresh.stderr
+    )
+    tags = article(root / "fresh", "notebooks/tags-and-myst.md")
+    assert '<p class="run-label">computed on cpu · numpy ' in tags
     stored = visible_text(article(root / "fresh", "notebooks/stored.ipynb"))
     assert "STORED-OUTPUT-MARK" in stored and "FRESH-RUN-MARK\n" not in stored
     assert "Executed notebooks/stored.ipynb notebooks/stored.ipynb: reused" in fresh.stderr
+    assert "not run: its stored outputs" in fresh.stderr
 
 
 def check_cell_tags_act_as_jupyter_book_acts_on_them(built, uri):
@@ -148,6 +158,7 @@ def check_cell_tags_act_as_jupyter_book_acts_on_them(built, uri):
     assert "SKIPPED-CELL-RAN\n" not in text.replace('print("SKIPPED-CELL-RAN")', "")
     assert "RAN-AFTER-THE-ERROR 42" in text  # the run went on past the expected error
     assert "\x1b[" not in page and "ipykernel_" not in page
+    assert "_course" not in page  # the build's own cell (where it ran) is never shown
 
 
 def check_no_literal_myst_no_prompts_and_every_anchor_on_the_page(built, uri):

@@ -10,7 +10,9 @@ acted on (``TAGS``).
   kernel's temporary paths) and the run goes on (nbclient); ``skip-execution``: the cell is
   shown, never run (nbclient).
 
-Each code cell's ``<div>`` has the id ``cell-N``: ``N`` numbers the notebook's cells as the
+Where the notebook prints no ``computed on ...`` label of its own, the page ends with the one
+the build had its kernel say (``notebooks.WHERE_IT_RAN``), as a block's. Each code cell's
+``<div>`` has the id ``cell-N``: ``N`` numbers the notebook's cells as the
 build's errors name them (code and text alike, as Jupyter counts them). Outputs: printed text,
 ``text/html``, images (PNG, JPEG, GIF inline; SVG as an image), ``text/markdown``, plain text;
 widgets' and JavaScript's views are left out (the site loads nothing from another host). A cell
@@ -203,6 +205,9 @@ def render_notebook(notebook, resolver: myst.Resolver) -> Rendered:
             inner.append(outputs)
         if any(inner):
             parts.append(f'<div class="notebook-cell" id="{anchor}">\n{"".join(inner)}</div>\n')
+    ran_on = notebook.get("metadata", {}).get("course", {}).get("ran_on", "")
+    if ran_on and "computed on" not in "".join(parts):  # the build's words, where it said none
+        parts.append(f'<p class="run-label">{html.escape(ran_on)}</p>\n')
     title = next((h.name for h in resolver.headings if h.level == 1), None)
     return Rendered("".join(parts), resolver.headings, title)
 

@@ -65,7 +65,7 @@ def start_notebooks(
         ingredients = build.environment.ingredients(
             source, source=digest(source), kernel=kernel_name
         )
-        run = notebooks.NotebookRun(src_uri)
+        run = notebooks.NotebookRun(src_uri, says_where=kind != notebook_formats.KIND_JUPYTEXT)
         build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
         running = build.notebooks.threads.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
@@ -258,6 +258,8 @@ def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
     ]
     printed = _PRINTED_LABEL.search(content)
     ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
+    if notebook_formats.STORED in run.reasons:
+        ran_on = "not run: its stored outputs"
     build.runs.append(
         Run(
             page=src_uri,

@@ -103,6 +103,7 @@ class NotebookRun:
     # down, which takes little CPU, so timed blocks need not wait for it.
     cells_done: threading.Event = field(default_factory=threading.Event)
     ran: bool = True
+    says_where: bool = False  # the build adds where the kernel ran (``WHERE_IT_RAN``)
     reasons: list[str] = field(default_factory=list)
     seconds: float = 0.0
     key: str = ""  # its cache key: a serve rebuild with the same one takes this run over
@@ -171,6 +172,29 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _KERNEL_FILE = re.compile(r"(?:[^\s\x1b:'\"]*/)?ipykernel_\d+/(\d+)\.py")
 
 
+# Where an author's notebook ran, in the words of a block's label (``worker.ran_on``): run in its
+# kernel after its cells, where the notebook prints no label of its own (the course's do).
+WHERE_IT_RAN = """\
+import sys as _course_sys
+try:
+    if "jax" in _course_sys.modules:
+        from examples import backend_report as _course_report
+
+        print(_course_report().label())
+    else:
+        import platform as _course_platform
+
+        import numpy as _course_numpy
+
+        print(
+            f"computed on cpu · numpy {_course_numpy.__version__} · "
+            f"Python {_course_platform.python_version()}"
+        )
+except Exception:
+    pass
+"""
+
+
 def code_cell_lines(path: Path) -> list[int]:
     """Where each code cell of a MyST notebook starts in its file (its ```` ```{code-cell} ````
     line, from 1), in order; none for another format. An error names the line, as a compiler
@@ -226,6 +250,10 @@ def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: 
     started = time.perf_counter()
     notebook = read_jupytext(path)
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+    if run.says_where:  # run after the author's cells, in their kernel; never shown as a cell
+        import nbformat
+
+        notebook.cells.append(nbformat.v4.new_code_cell(WHERE_IT_RAN, id="where-it-ran"))
 
     class LimitedClient(NotebookClient):
         def output(self, outs, msg, display_id, cell_index):
@@ -253,7 +281,7 @@ def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: 
         limits.running = cell_index
 
     def on_cell_executed(cell, cell_index, execute_reply):
-        if cell_index == code_cells[-1]:
+        if not code_cells or cell_index == code_cells[-1]:
             run.cells_done.set()
 
     fence_lines = code_cell_lines(path)
@@ -302,6 +330,9 @@ def execute_notebook(path: Path, kernel_name: str, run: NotebookRun, timeout_s: 
             raise NotebookError(f"{cell} ended its kernel: {failure}") from failure
         said = _KERNEL_FILE.sub("<cell>", _ANSI.sub("", str(failure)))
         raise NotebookError(f"{cell} failed:\n{said}") from failure
+    if run.says_where:
+        said = "".join(out.get("text", "") for out in notebook.cells.pop().get("outputs", []))
+        notebook.metadata.setdefault("course", {})["ran_on"] = said.strip()
     steady_errors(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "code":
