@@ -61,7 +61,13 @@ def stored_notebook() -> str:
     }
     cell = nbformat.v4.new_code_cell('print("FRESH-RUN-MARK")')
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="STORED-OUTPUT-MARK\n")]
-    notebook.cells = [nbformat.v4.new_markdown_cell("# Stored outputs\n\n{func}`print`"), cell]
+    collapsed = nbformat.v4.new_code_cell('print("COLLAPSED-IN-JUPYTERLAB")')
+    collapsed.metadata = {"jupyter": {"source_hidden": True}}
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Stored outputs\n\n{func}`print`"),
+        cell,
+        collapsed,
+    ]
     return nbformat.writes(notebook)
 
 
@@ -137,6 +143,12 @@ def check_every_format_executes_and_a_cached_build_equals_the_fresh_one(built):
     assert '<p class="run-label">computed on cpu · numpy ' in tags
     stored = visible_text(article(root / "fresh", "notebooks/stored.ipynb"))
     assert "STORED-OUTPUT-MARK" in stored and "FRESH-RUN-MARK\n" not in stored
+    folded = re.findall(
+        r"<details[^>]*>(.*?)</details>",
+        article(root / "fresh", "notebooks/stored.ipynb"),
+        re.DOTALL,
+    )
+    assert any("COLLAPSED-IN-JUPYTERLAB" in part for part in folded)  # JupyterLab's own fold
     assert "Executed notebooks/stored.ipynb notebooks/stored.ipynb: reused" in fresh.stderr
     assert "not run: its stored outputs" in fresh.stderr
 
@@ -257,6 +269,16 @@ def test_an_output_loading_from_another_host_fails_the_build_naming_the_cell(tmp
         "notebook notebooks/plot.md: cell 2: its output loads "
         "<script src=https://cdn.example.com/plot.js> from another host" in result.stderr
     )
+
+
+def test_a_notebook_may_set_its_own_cell_time_limit_and_is_held_to_it(tmp_path):
+    head = MYST_HEAD.format(language="python").replace(
+        "---\n\n", "mystnb:\n  execution_timeout: 1\n---\n\n"
+    )
+    text = head + "# Slow\n\n```{code-cell}\nimport time\ntime.sleep(5)\n```\n"
+    result = build_one(tmp_path, "slow.md", text)
+    assert result.returncode == 1
+    assert "notebooks/slow.md:15: cell 2 (import time) did not finish within 1 s" in result.stderr
 
 
 def test_a_notebook_in_another_language_fails_the_build_naming_it(tmp_path):
