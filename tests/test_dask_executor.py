@@ -348,6 +348,19 @@ def test_a_gpu_page_never_runs_on_this_cpu_without_a_cluster(tmp_path):
 # ---------------------------------------------------------------- what an author types, checked
 
 
+def test_without_an_executor_nothing_of_dask_is_imported():
+    check = (
+        "import sys; from build_support.execution import remote, state; "
+        "from build_support.section import ROOT; "
+        "assert remote.cluster_of(ROOT, lambda: None) is None; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != EXECUTOR_ENV}
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_a_gpu_front_matter_of_another_form_fails_naming_the_page():
     from mkdocs.exceptions import PluginError
 
