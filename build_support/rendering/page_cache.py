@@ -23,6 +23,11 @@ What the key holds (``PageRenders.key``), in two parts:
   the whole navigation (each item's title, URL, meta, and whether it is active), the site's
   pages, ``base_url``, the scripts and stylesheets.
 
+The site's part is read once a build, and so is the navigation, but for its active items (read
+at each page) and any item whose fingerprint changed since (``_fingerprint``, read at each page:
+O(N) cheap reads, where describing it all would be O(N) JSON): a plugin that changes the
+config, or another page's meta in place, in the middle of a build is not seen.
+
 A value the key cannot describe (an object with no state to read, a cycle) leaves that page
 rendered, every build, and said once. A render that logged a warning is not kept: the next
 build renders it and warns again (``--strict`` counts it). Paths in the key are written from
