@@ -380,8 +380,9 @@ HANDLING = [
     ("build_support.execution.sessions", "run_record"),  # its run, for the report and record
     ("build_support.execution.sessions", "note_shown"),  # what verify compares
     ("build_support.execution.sessions", "wrapped"),  # its wrapper in the page
-    ("build_support.execution.sessions", "cacheable"),  # whether it may be stored (a store's
-]  # own faults are misses, said in a warning: the output is shown all the same)
+    ("build_support.execution.headings", "kept"),  # the headings it printed, to store (a
+    ("build_support.execution.headings", "follow"),  # store's own faults are misses, said in
+]  # a warning: the output is shown all the same); filed for the table of contents
 
 
 @pytest.mark.parametrize(("where", "step"), HANDLING, ids=[step for _, step in HANDLING])

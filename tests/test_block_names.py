@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 
 from build_support.execution import fences
 from build_support.publishing.record import Output, expected_outputs
@@ -179,12 +180,15 @@ print("## A printed heading")
 
 def test_the_reason_a_block_ran_is_true_for_each_kind_of_change(tmp_path):
     site = _site(tmp_path, REASONS)
-    heads = (
-        "heads",
-        "ran (its session prints headings for the table of contents: it runs every build)",
-    )
     steps = [
-        ({}, {"alone": "ran (no cache entry)", "first": "ran (no cache entry)"}),
+        (
+            {},
+            {
+                "alone": "ran (no cache entry)",
+                "first": "ran (no cache entry)",
+                "heads": "ran (no cache entry)",
+            },
+        ),
         ({"print(1)": "print(2)"}, {"alone": "ran (its source changed)"}),
         ({'id="alone"': 'id="alone" result="text"'}, {"alone": "ran (its options changed)"}),
         (
@@ -204,26 +208,43 @@ def test_the_reason_a_block_ran_is_true_for_each_kind_of_change(tmp_path):
         code, log = _build(site, fresh=False)
         assert code == 0, log
         said = dict(re.findall(r"Executed index\.md (\S+): (ran(?: \([^)]*\))?|reused)", log))
-        expected = {"alone": "reused", "first": "reused", "second": "reused"} | ran
+        expected = {"alone": "reused", "first": "reused", "second": "reused", "heads": "reused"}
+        expected |= ran
         if "first" in ran and "second" not in ran:
             expected["second"] = ran["first"]  # a session's blocks run together
-        assert said == expected | dict([heads]), (edits, log)
+        assert said == expected, (edits, log)
 
 
-def test_a_printed_headings_id_is_a_fresh_builds_when_blocks_before_it_are_reused(tmp_path):
+def test_a_printed_heading_is_reused_with_its_toc_entry_and_a_fresh_builds_id(tmp_path):
     """markdown-exec numbers each conversion of the build into the ids of a block without
-    ``id`` (``exec-2--``): a reused block takes its numbers, so a cached build's ids are a
-    fresh one's (``sessions.renumbered``)."""
+    ``id`` (``exec-2--``), and puts the headings a block prints in the table of contents: a
+    reused block takes its numbers and files its headings as its run did, so a cached build is a
+    fresh one (``sessions.renumbered``, ``headings.py``). A heading holding raw HTML refers to
+    its page's stash: its block runs every build, saying so."""
     site = _site(
         tmp_path,
         '# Ids\n\n```python exec="on"\nprint("plain")\n```\n\n'
-        '```python exec="on"\nprint("## Printed")\n```\n',
+        '```python exec="on"\nprint("## Printed `code`")\n```\n\n'
+        '```python exec="on" id="raw"\nprint("## With <span>raw</span> HTML")\n```\n',
     )
-    ids, logs = [], []
+    shown, logs = [], []
     for fresh in (False, False, True):
         code, log = _build(site, fresh=fresh)
         assert code == 0, log
-        ids.append(re.findall(r'<h2 id="([^"]+)"', (site / "site" / "index.html").read_text()))
+        soup = BeautifulSoup((site / "site" / "index.html").read_text(), "html.parser")
+        ids = [h2["id"] for h2 in soup.select("article h2")]
+        toc = [
+            (a["href"], a.get_text(" ", strip=True))
+            for a in soup.select_one("nav.md-nav--secondary").select("a")
+        ]
+        shown.append((ids, toc))
         logs.append(log)
-    assert "Executed index.md index.md:3: reused" in logs[1]
-    assert ids[0] == ids[1] == ids[2] and len(ids[0]) == 1, ids
+    assert "Executed index.md index.md:7: reused" in logs[1], logs[1]
+    assert "Executed index.md raw: ran (its session prints a heading holding raw HTML" in logs[1]
+    assert shown[0] == shown[1] == shown[2], shown
+    ids, toc = shown[0]
+    assert ids == ["exec-2--printed-code", "raw-with-raw-html"], ids
+    assert toc == [
+        ("#exec-2--printed-code", "Printed code"),
+        ("#raw-with-raw-html", "With raw HTML"),
+    ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import json
 import re
 import time
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..caching.cache import Lookup, digest, key_of
 from ..publishing.record import shown_output
 from ..publishing.runs import Run
-from . import fences, guard, reads
+from . import fences, guard, headings, reads
 from .executor import DEFAULT_TIMEOUT_S, BlockError, LazyWorker
 from .fences import TIMEOUT_OPTION, block_id, is_timed, own_digest
 from .plan import Job, RanAheadWorker, needs_gpu, request_of
@@ -34,10 +35,11 @@ if TYPE_CHECKING:
     from .executor import SessionWorker
     from .state import BuildState
 
-_HEADING = re.compile(r"<h[1-6][\s>]")
 NOT_READ = "session not read from the page's Markdown"
-_INSERT_HEADINGS = "markdown_exec_insert_headings"  # its treeprocessor's registered name
-PRINTS_HEADINGS = "its session prints headings for the table of contents: it runs every build"
+PRINTS_HEADINGS = (
+    "its session prints a heading holding raw HTML, which a later build cannot put in the table "
+    "of contents: it runs every build"
+)
 
 
 # ---------------------------------------------------------------- a session's blocks
@@ -117,8 +119,8 @@ def look_up(
     def objections(payload: dict[str, Any]) -> list[str]:
         blocks = len(payload.get("blocks", []))
         shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
-        if any("conversions" not in block for block in payload.get("blocks", [])):
-            shape = ["its entry was stored without its ids' numbering"]
+        if any({"conversions", "headings"} - set(block) for block in payload.get("blocks", [])):
+            shape = ["its entry was stored without its ids' numbering or its headings"]
         return reads.changed(payload.get("reads"), build.project_root) or shape
 
     return build.look_up(ingredients, identity, objections, plan=plan)
@@ -202,11 +204,15 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
         session.failed = True  # never stored: the entry would not match the page
         session.reasons = session.reasons or [NOT_READ]
     rendered = None  # markdown-exec's HTML for the block, where it ran in this build
+    printed: list[Any] = []  # the headings of a reused block
     if stored is not None and stored["own"] == own_digest(options):
         measured = session.entry.get("measured") if is_timed(options) else None
         slot = session.new_slot(run_record(build, session, options, stored, ran=False))
-        slot.first_conversion = _conversions()
-        slot.html = measured_caption(measured, reused=True) + renumbered(stored)
+        slot.first_conversion = now = _conversions()
+        shown = renumbered(stored["html"], stored, now)
+        slot.html = measured_caption(measured, reused=True) + shown
+        printed = json.loads(renumbered(json.dumps(stored["headings"]), stored, now))
+        _skip_conversions(stored)
         slot.ran_on = stored["ran_on"]
     else:
         if session.entry is not None:  # earlier blocks were reused from the stored run
@@ -227,7 +233,7 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
     session.options_seen.append(options)  # with its slot: ``fill_sessions`` pairs them
     ran = len(session.blocks) == len(session.fences) == len(session.slots)  # all, in this build
     fresh = session.entry is None and not session.failed and ran and not fences.is_shell(options)
-    if fresh and all(cacheable(block["html"]) for block in session.blocks):
+    if fresh and all(block["headings"] is not None for block in session.blocks):
         entry = {"blocks": session.blocks, "measured": session.measured, "reads": session.reads}
         build.cache.keep(session.found, entry)
     elif fresh:  # the reason it ran, said truly: it never had an entry to miss
@@ -241,21 +247,10 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
     build.runs.append(slot.run)
     returned = wrapped(options, output, slot.run)
     if rendered is not None:
-        _headings_follow(options.get("md"), rendered, returned)
+        headings.follow(options.get("md"), rendered, returned)
+    else:
+        headings.file(options.get("md"), returned, printed)
     return returned
-
-
-def _headings_follow(md: Any, rendered: str, returned: str) -> None:
-    """The headings a block printed join the page's table of contents as with markdown-exec:
-    its converter files them under the HTML it rendered, which its heading inserter then finds
-    in the page; the page holds that HTML wrapped (``wrapped``), so they are filed under that."""
-    page_md = getattr(md, "_original_md", md)  # a block inside an ``md`` block: the page's
-    processors = getattr(page_md, "treeprocessors", None)
-    if processors is None or _INSERT_HEADINGS not in processors:
-        return  # no block of the page asked for its headings in the table of contents
-    filed = processors[_INSERT_HEADINGS].headings
-    if rendered in filed:
-        filed[returned] = filed.pop(rendered)
 
 
 def _run_from_start(build: BuildState, session: Session) -> None:
@@ -287,6 +282,7 @@ def _run_in_session(
     if session.worker is None:
         session.worker = LazyWorker(build.take_worker, session.timed)
     block, failed = execute(build, options, is_timed(options), session.worker)
+    block["headings"] = headings.kept(options.get("md"), block["html"])
     session.reads |= block.pop("reads")
     measured = block.pop("measured")
     block["own"] = own_digest(options)
@@ -383,25 +379,28 @@ def _conversions() -> int:
     return MarkdownConverter.counter
 
 
-def renumbered(stored: dict[str, Any]) -> str:
-    """A stored block's HTML as a run of it in this build would render it. markdown-exec
-    numbers each of its Markdown conversions in the build (``MarkdownConverter.counter``) and
-    prefixes the ids in a block's output without ``id`` or ``idprefix`` with the number
-    (``exec-3--``): a reused block takes the numbers a run would, so a cached build's ids are a
-    fresh build's."""
-    from markdown_exec import MarkdownConverter
-
+def renumbered(text: str, stored: dict[str, Any], now: int) -> str:
+    """A stored block's HTML (or headings) as a run of it in this build would render it, its
+    first conversion numbered ``now + 1``. markdown-exec numbers each of its Markdown
+    conversions in the build (``MarkdownConverter.counter``) and prefixes the ids in a block's
+    output without ``id`` or ``idprefix`` with the number (``exec-3--``): a reused block takes
+    the numbers a run would, so a cached build's ids are a fresh build's."""
     first, used = stored["conversions"]
-    now = MarkdownConverter.counter
-    MarkdownConverter.counter += used
     if not used or now == first:
-        return str(stored["html"])
+        return text
 
     def moved(number: re.Match[str]) -> str:
         taken = int(number[1])
         return f"exec-{taken - first + now}--" if first < taken <= first + used else number[0]
 
-    return re.sub(r"\bexec-(\d+)--", moved, str(stored["html"]))
+    return re.sub(r"\bexec-(\d+)--", moved, text)
+
+
+def _skip_conversions(stored: dict[str, Any]) -> None:
+    """The numbers a reused block's run took, taken (``renumbered``)."""
+    from markdown_exec import MarkdownConverter
+
+    MarkdownConverter.counter += stored["conversions"][1]
 
 
 def render(call: WorkerCall, /, **options: Any) -> str:
@@ -444,12 +443,6 @@ def note_shown(run: Run, options: dict[str, Any], output: str) -> None:
     run.shown = shown_output(options, output)
     if run.shown is not None:
         run.source = options["code"]
-
-
-def cacheable(output: str) -> bool:
-    # A heading in an output joins the page's table of contents only when markdown-exec
-    # renders it: such a block always runs.
-    return _HEADING.search(output) is None
 
 
 def measured_caption(measured: dict[str, str] | None, reused: bool) -> str:

@@ -239,6 +239,9 @@ KEPT_ELSEWHERE = {
     "build_support.execution.reads._hook_installed": "in a worker: the lock adding that hook once",
     "build_support.execution.reads._installed": "in a worker: an audit hook, never removed",
     "build_support.caching.cache._handler": "logging's handlers are per process, never reset",
+    "build_support.execution.myst._PARSERS": (
+        "markdown-it's MyST parser, made once a process; it keeps no page's state"
+    ),
     "build_support.publishing.wheel_build.builder_version": "hatchling's, read once a process",
     "build_support.serve_templates.COMPILED": (
         "the theme's templates compiled under `mkdocs serve`, kept across rebuilds; never reset"
