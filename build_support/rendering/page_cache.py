@@ -12,8 +12,9 @@ What the key holds (``PageRenders.key``), in two parts:
 
 - **the site's**, read at the build's first page: the config, every option (the Markdown
   extensions, ``extra``, the plugins' own configs, the hooks' files by SHA-256), in canonical
-  JSON; every file the template loader can read (the theme's, the overrides': a template's
-  SHA-256, a static file's size and mtime); the Jinja environment (its compiler settings, its
+  JSON; every file the template loader can read (the overrides' and every template by
+  SHA-256; an installed theme's other files, its icons among them, by its version); the Jinja
+  environment (its compiler settings, its
   globals, filters and tests, each callable named and, where it is the project's own code, its
   file's SHA-256); Python's version and every installed distribution's (mkdocs, Material,
   every plugin, Jinja);
@@ -69,9 +70,8 @@ VOLATILE = ("build_date_utc", "update_date", "site_dir", "cache_dir", "fresh")
 folder the build writes (one per build under ``make build``), and the build's own store and
 FRESH switch (``extra.build``). Each is in the key only where a template's source names it."""
 TEMPLATE_SUFFIXES = {".html", ".htm", ".xml", ".j2", ".jinja", ".jinja2", ".txt", ".md"}
-"""A file the loader can read with one of these suffixes is keyed on its SHA-256 (and read for
-``VOLATILE``'s names); any other (Material's icons, scripts and stylesheets) on its size and
-modification time, which change with any edit or reinstall."""
+"""A file the loader can read with one of these suffixes is keyed on its SHA-256 and read for
+``VOLATILE``'s names (``template_files``)."""
 MAX_DEPTH = 24
 # The attributes of a page that only the page itself shows, left out where another page (the
 # navigation, previous/next links) refers to it: a prose edit to one page renders it alone.
@@ -348,30 +348,38 @@ def loader_folders(environment: Environment) -> list[Path]:
 
 
 def template_files(folders: list[Path], describe: Describer, static: set[str]) -> dict:
-    """Every file the loader can read: a template's SHA-256, another file's size and mtime; the
-    ``VOLATILE`` names the templates' sources mention go into ``describe.named``."""
+    """Every file the loader can read, folder by folder: a template's SHA-256 (its source read
+    for ``VOLATILE``'s names, into ``describe.named``); any other file of the project's own
+    folders by SHA-256 too; in an installed package's folder (Material's icons, scripts and
+    stylesheets: some 14,000 files) only how many there are, the package's version (in the
+    key) standing for their content."""
+    installed = tuple(os.path.join(prefix, "") for prefix in {sys.prefix, sys.base_prefix})
     found: dict[str, Any] = {}
     for folder in folders:
         listing: dict[str, Any] = {}
-        prefix = len(str(folder)) + 1
-        for root, dirs, files in os.walk(folder):
+        absolute = os.path.abspath(folder)
+        of_a_package = absolute.startswith(installed)
+        others = 0
+        for root, dirs, files in os.walk(absolute):
             dirs.sort()
             for name in sorted(files):
+                template = os.path.splitext(name)[1].lower() in TEMPLATE_SUFFIXES
+                if of_a_package and not template:
+                    others += 1
+                    continue
                 path = os.path.join(root, name)
-                relative = path[prefix:].replace(os.sep, "/")
+                relative = path[len(absolute) + 1 :].replace(os.sep, "/")
                 try:
-                    if os.path.splitext(name)[1].lower() in TEMPLATE_SUFFIXES:
-                        with open(path, "rb") as file:
-                            data = file.read()
-                        listing[relative] = digest(data)
-                        if relative not in static:  # rendered on their own, never as a page
-                            describe.named |= {n for n in VOLATILE if n.encode() in data}
-                    else:
-                        stat = os.stat(path)
-                        listing[relative] = (stat.st_size, stat.st_mtime_ns)
+                    with open(path, "rb") as file:
+                        data = file.read()
                 except OSError:
                     listing[relative] = "unreadable"
-        found[describe.text(os.path.abspath(folder))] = digest(canonical(listing))
+                    continue
+                listing[relative] = digest(data)
+                if template and relative not in static:  # rendered on their own, never a page's
+                    describe.named |= {n for n in VOLATILE if n.encode() in data}
+        listing["<other files>"] = others
+        found[describe.text(absolute)] = digest(canonical(listing))
     return found
 
 
