@@ -75,6 +75,20 @@ class Address(c.BaseConfigOption[str | None]):
         )
 
 
+class StoreURL(c.BaseConfigOption[str | None]):
+    """A store's fsspec URL, ``protocol://...`` (``s3://bucket/prefix``); unset or empty: none."""
+
+    def run_validation(self, value: object) -> str | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, str) and re.fullmatch(r"[a-z][a-z0-9+.-]*://\S*", value):
+            return value
+        raise c.ValidationError(
+            f"expected a store's URL, such as s3://bucket/prefix or file:///path (or empty), "
+            f"got {value!r}"
+        )
+
+
 class BuildSettings(base.Config):
     """The options under ``extra.build`` in mkdocs.yml."""
 
@@ -103,10 +117,26 @@ class BuildSettings(base.Config):
     """With an ``executor``: how long the build waits for its scheduler, and for a worker that
     may run a page's sessions (one with ``GPU=1`` for a GPU page), before their blocks fail."""
 
+    shared_store = StoreURL()
+    """A store every machine building the course shares, behind the local one (``cache_dir``):
+    an fsspec URL (``s3://bucket/prefix``; caching/shared_store.py). Unset (the default): none."""
+
+    shared_store_mode = c.Choice(("read-write", "read-only"), default="read-write")
+    """``read-only``: the build reuses the shared store's entries and writes none there (a pull
+    request's build); ``read-write``: what it runs is written there too."""
+
 
 EXECUTOR_ENV = "EXECUTOR"
 """Sets the build's ``executor`` setting (mkdocs.yml reads it): ``make build EXECUTOR=...``."""
-ENV_VARS = {"fresh": FRESH_ENV, "cache_dir": CACHE_DIR_ENV, "executor": EXECUTOR_ENV}
+SHARED_STORE_ENV, SHARED_STORE_MODE_ENV = "COURSE_SHARED_STORE", "COURSE_SHARED_STORE_MODE"
+"""Set the build's ``shared_store`` and ``shared_store_mode`` settings (mkdocs.yml reads them)."""
+ENV_VARS = {
+    "fresh": FRESH_ENV,
+    "cache_dir": CACHE_DIR_ENV,
+    "executor": EXECUTOR_ENV,
+    "shared_store": SHARED_STORE_ENV,
+    "shared_store_mode": SHARED_STORE_MODE_ENV,
+}
 """The options a tool outside MkDocs sets, and the variable mkdocs.yml reads each from."""
 
 

@@ -24,7 +24,8 @@ every file its run read is unchanged (``build_support/execution/reads.py``). Wha
 is listed once, in ``environment.Environment.described`` (the Build report prints that list);
 ``reach.py`` says what it holds of the ``examples`` package, ``ingredients.py`` why each
 rendering and environment ingredient is there. Entries are JSON mappings in the store's
-``execution`` cache (``store.py``: under ``.cache/``, or ``$COURSE_CACHE_DIR``), checksummed
+``execution`` cache (``store.py``: under ``.cache/``, or ``$COURSE_CACHE_DIR``; behind it, a
+store shared by every machine where the build names one: ``shared_store.py``), checksummed
 and written atomically: an entry that is truncated, edited, unreadable or not a mapping is a
 miss, and the output runs again.
 """
@@ -43,6 +44,7 @@ from typing import Any
 
 from .. import settings
 from .reasons import why_it_ran
+from .shared_store import SharedStore, TieredStore, shared_store, store_for
 from .store import Entry, EntryFault, FileStore, Store, StoreError, WriteFault, store_root
 
 log = logging.getLogger("course.store")
@@ -129,7 +131,9 @@ class Cache:
 
     @classmethod
     def for_project(cls, name: str, project_root: Path) -> Cache:
-        return cls(name, FileStore(store_root(project_root)))
+        """The named cache of the project's build: in its local store, behind which its shared
+        store where the build names one and the cache is shared (``shared_store.py``)."""
+        return cls(name, store_for(name, project_root))
 
     def read(self, key: str, shape: Callable[[bytes], Any] = as_bytes) -> Lookup:
         try:
@@ -212,14 +216,18 @@ class ExecutionCache(OutputCache):
     root: Path
     read_enabled: bool = True
     name: str = "execution"
+    shared: SharedStore | None = None  # the store shared by every machine, behind ``root``'s
 
     def __post_init__(self) -> None:
-        self._cache = Cache(self.name, FileStore(self.root))
+        local = FileStore(self.root)
+        tiers = local if self.shared is None else TieredStore(local, self.shared)
+        self._cache = Cache(self.name, tiers)
 
     @classmethod
     def for_project(cls, project_root: Path) -> ExecutionCache:
         fresh = settings.current(project_root).fresh  # the same build's settings as the root's
-        return cls(root=store_root(project_root), read_enabled=not fresh)
+        shared = shared_store(project_root)
+        return cls(root=store_root(project_root), read_enabled=not fresh, shared=shared)
 
     def look_up(self, ingredients, identity=None, objections=no_objections) -> Lookup:
         found = self.load(key_of(ingredients))

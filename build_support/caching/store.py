@@ -18,7 +18,8 @@ build's ``cache_dir`` setting (build_support/settings.py: ``.cache/`` in the pro
 ``Store`` is the interface; ``FileStore`` its file-system implementation, which raises
 ``EntryFault`` for an entry it cannot use and ``WriteFault`` for one it cannot write. The
 caches use it through ``build_support.caching.cache.Cache``, which turns either into a miss;
-their keys come from ``cache.key_of``.
+their keys come from ``cache.key_of``. Behind it, where the build names one, a store every
+machine shares (an fsspec URL: ``shared_store.py``) holds the same entries (``encode``).
 """
 
 from __future__ import annotations
@@ -102,6 +103,32 @@ class Entry:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def encode(entry: Entry) -> bytes:
+    """An entry as a store holds it: its header line (checksum, size, metadata), its payload."""
+    head = {"sha256": hashlib.sha256(entry.payload).hexdigest(), "size": len(entry.payload)}
+    return json.dumps(head | {"meta": entry.meta}).encode() + b"\n" + entry.payload
+
+
+def decode(data: bytes) -> Entry:
+    """The entry ``encode`` wrote; ``EntryFault`` where its header or its checksum fails."""
+    header, _, payload = data.partition(b"\n")
+    try:
+        head = json.loads(header)
+        checksum, meta = head["sha256"], head["meta"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise EntryFault("no readable header") from error
+    if hashlib.sha256(payload).hexdigest() != checksum:
+        raise EntryFault("checksum mismatch (truncated or edited)")
+    return Entry(payload, meta if isinstance(meta, dict) else {})
+
+
+def entry_path(cache: str, key: str) -> str:
+    """An entry's place under a store's root: ``<cache>/<key[:2]>/<key>``."""
+    if not _KEY.fullmatch(key):
+        raise ValueError(f"a store key is 8-128 letters, digits, '-' or '_'; got {key!r}")
+    return f"{cache}/{key[:2]}/{key}"
+
+
 class Store(ABC):
     """Entries of bytes, by cache name and key."""
 
@@ -163,40 +190,30 @@ class FileStore(Store):
     """The mode bits an entry withholds: the process's umask when the store is made."""
 
     def path(self, cache: str, key: str) -> Path:
-        if not _KEY.fullmatch(key):
-            raise ValueError(f"a store key is 8-128 letters, digits, '-' or '_'; got {key!r}")
-        return self.root / cache / key[:2] / key
+        return self.root / entry_path(cache, key)
 
     def get(self, cache: str, key: str) -> Entry | None:
         path = self.path(cache, key)
         try:
-            with path.open("rb") as file:
-                header, payload = file.readline(), file.read()
+            data = path.read_bytes()
         except FileNotFoundError:
             return None
         except OSError as error:
             raise EntryFault(_cause(error)) from error
-        try:
-            head = json.loads(header)
-            checksum, meta = head["sha256"], head["meta"]
-        except (ValueError, KeyError, TypeError) as error:
-            raise EntryFault("no readable header") from error
-        if hashlib.sha256(payload).hexdigest() != checksum:
-            raise EntryFault("checksum mismatch (truncated or edited)")
+        entry = decode(data)
         with contextlib.suppress(OSError):  # a read-only store still serves its entries
             os.utime(path)  # least recently used goes first when the store is pruned
-        return Entry(payload, meta if isinstance(meta, dict) else {})
+        return entry
 
     def put(self, cache: str, key: str, entry: Entry) -> None:
         path = self.path(cache, key)
-        head = {"sha256": hashlib.sha256(entry.payload).hexdigest(), "size": len(entry.payload)}
-        header = json.dumps(head | {"meta": entry.meta}).encode() + b"\n"
+        data = encode(entry)
         temporary = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(handle, "wb") as file:
-                file.write(header + entry.payload)
+                file.write(data)
                 os.fchmod(file.fileno(), 0o666 & ~self.umask)  # not mkstemp's 0600
             os.replace(temporary, path)  # atomic: readers see the old entry or the new one
         except OSError as error:

@@ -1,0 +1,247 @@
+"""One store shared by every machine that builds the course, on S3 (issue 51:
+build_support/caching/shared_store.py, ``extra.build.shared_store``, ``$COURSE_SHARED_STORE``).
+
+An S3 server of our own: moto's ``ThreadedMotoServer`` on 127.0.0.1 (a free port), s3fs pointed
+at it by ``$COURSE_SHARED_STORE_OPTIONS`` (``client_kwargs.endpoint_url``). "Machine A" builds a
+small site with a local store of its own and the shared store read-write; "machine B", with an
+empty local store and the shared store read-only, reuses every output from it, writes nothing
+there and shows the same pages. A shared entry edited after it was written (its output changed,
+its checksum not) is a miss with one warning, and the block runs again; a store that cannot be
+reached is a miss with one warning for the whole build. A build that names no shared store
+imports neither fsspec nor s3fs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from build_support.caching.shared_store import OPTIONS_ENV
+from build_support.settings import SHARED_STORE_ENV, SHARED_STORE_MODE_ENV
+from testkit.build import mkdocs_build
+from testkit.small_site import EXECUTION_HOOK, site_config
+
+BUCKET = "course-store"
+PAGE = """\
+# A
+
+```python exec="on" id="alone"
+print("alone says", sum(range(10)))
+```
+
+```python exec="on" session="s" id="first"
+shared = 6 * 7
+print("first sets", shared)
+```
+
+```python exec="on" session="s" id="second"
+print("second sees", shared)
+```
+"""
+BLOCKS = {"alone", "first", "second"}
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": "/dev/null",
+    "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def endpoint_options(port: int) -> dict:
+    return {"client_kwargs": {"endpoint_url": f"http://127.0.0.1:{port}"}}
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory) -> Iterator:
+    """The S3 server, its bucket, and an s3fs file system of this process on it."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in AWS_ENV.items():
+            patch.setenv(name, value)
+        import s3fs
+
+        fs = s3fs.S3FileSystem(skip_instance_cache=True, **endpoint_options(port))
+        fs.mkdir(BUCKET)
+        fs.port = port
+        yield fs
+    server.stop()
+
+
+def write_site(root: Path) -> Path:
+    (root / "docs").mkdir(parents=True)
+    settings = (
+        f"shared_store: !ENV {SHARED_STORE_ENV}, "
+        f"shared_store_mode: !ENV [{SHARED_STORE_MODE_ENV}, read-write]"
+    )
+    (root / "mkdocs.yml").write_text(site_config("shared", settings) + "nav: [a.md]\n")
+    (root / "docs" / "a.md").write_text(PAGE)
+    return root
+
+
+def build(site: Path, machine: str, url: str, mode: str, port: int):
+    """A build of ``site`` on ``machine`` (its own local store), the shared store at ``url``."""
+    env = AWS_ENV | {
+        SHARED_STORE_ENV: url,
+        SHARED_STORE_MODE_ENV: mode,
+        OPTIONS_ENV: json.dumps(endpoint_options(port)),
+    }
+    result = mkdocs_build(
+        site / "mkdocs.yml",
+        site / f"site-{machine}",
+        fresh=False,
+        cache_dir=site / f"store-{machine}",
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def executed(stderr: str) -> dict[str, str]:
+    """Each block of the build's log: ran or reused."""
+    return dict(re.findall(r"Executed a\.md (\S+): (ran|reused)", stderr))
+
+
+def shown(site: Path, machine: str) -> list[str]:
+    """The executed blocks of the built page, as its HTML shows them."""
+    html = (site / f"site-{machine}" / "a" / "index.html").read_text()
+    return re.findall(r'<div class="exec-block".*?</div>', html, re.DOTALL)
+
+
+def objects(fs, prefix: str) -> dict[str, bytes]:
+    fs.invalidate_cache()
+    return {path: fs.cat_file(path) for path in fs.find(f"{BUCKET}/{prefix}")}
+
+
+def warnings_of(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("cache warning:")]
+
+
+@pytest.fixture(scope="module")
+def filled(s3, tmp_path_factory):
+    """Machine A's build, the shared store read-write: it ran every block and stored them."""
+    site = write_site(tmp_path_factory.mktemp("shared"))
+    url = f"s3://{BUCKET}/course"
+    result = build(site, "a", url, "read-write", s3.port)
+    assert executed(result.stderr) == dict.fromkeys(BLOCKS, "ran")
+    assert warnings_of(result.stderr) == []
+    return site, url
+
+
+def test_machine_b_reuses_every_output_from_the_shared_store_and_writes_none(s3, filled):
+    site, url = filled
+    stored = objects(s3, "course")
+    assert any("/execution/" in path for path in stored), sorted(stored)
+    assert not any("/pages/" in path or "/reach/" in path for path in stored)  # local caches
+
+    result = build(site, "b", url, "read-only", s3.port)
+    assert executed(result.stderr) == dict.fromkeys(BLOCKS, "reused"), result.stderr[-3000:]
+    assert warnings_of(result.stderr) == []
+    assert shown(site, "b") == shown(site, "a")
+    assert "second sees 42" in "".join(shown(site, "b"))
+    assert objects(s3, "course") == stored  # read-only: nothing written, nothing changed
+    # Each shared hit was copied into B's own store: a build of B without the store reuses them.
+    local = build(site, "b", "", "read-write", s3.port)
+    assert executed(local.stderr) == dict.fromkeys(BLOCKS, "reused")
+
+
+def test_an_edited_shared_entry_is_a_miss_with_a_warning_never_a_wrong_output(s3, filled):
+    site, _ = filled
+    url = f"s3://{BUCKET}/edited"
+    s3.invalidate_cache()
+    s3.copy(f"{BUCKET}/course", f"{BUCKET}/edited", recursive=True)
+    edited = [p for p, data in objects(s3, "edited").items() if b"alone says 45" in data]
+    assert len(edited) == 1, edited
+    data = s3.cat_file(edited[0])
+    s3.pipe_file(edited[0], data.replace(b"alone says 45", b"alone says 99"))
+    stored = objects(s3, "edited")
+
+    result = build(site, "c", url, "read-only", s3.port)
+    assert executed(result.stderr) == {"alone": "ran", "first": "reused", "second": "reused"}
+    key = edited[0].rsplit("/", 1)[1]
+    assert warnings_of(result.stderr) == [
+        f"cache warning: shared store {url}: execution entry {key[:12]} unusable "
+        "(checksum mismatch (truncated or edited)): a miss"
+    ]
+    assert shown(site, "c") == shown(site, "a")
+    assert "alone says 99" not in "".join(shown(site, "c"))
+    assert objects(s3, "edited") == stored  # read-only: what ran here is not written there
+
+
+def test_an_unreachable_shared_store_is_a_miss_with_one_warning(s3, filled):
+    site, url = filled
+    dead = free_port()  # nothing listens there
+    result = build(site, "d", url, "read-write", dead)
+    assert executed(result.stderr) == dict.fromkeys(BLOCKS, "ran")
+    lines = warnings_of(result.stderr)
+    assert len(lines) == 1, lines
+    assert re.fullmatch(
+        rf"cache warning: shared store {re.escape(url)}: cannot be read "
+        r"\(EndpointConnectionError: .*\): a miss, and not asked again this build",
+        lines[0],
+    ), lines
+    assert shown(site, "d") == shown(site, "a")
+
+
+def test_a_build_that_names_no_shared_store_imports_neither_fsspec_nor_s3fs(tmp_path):
+    (tmp_path / "docs").mkdir()
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import sys\n\n\ndef on_post_build(config):\n"
+        "    names = sorted(m for m in sys.modules if m.split('.')[0] in ('fsspec', 's3fs'))\n"
+        "    print('imported:', names, file=sys.stderr)\n"
+    )
+    config = site_config("plain", hooks=(EXECUTION_HOOK, probe))
+    (tmp_path / "mkdocs.yml").write_text(config + "nav: [a.md]\n")
+    (tmp_path / "docs" / "a.md").write_text(PAGE)
+    env = {SHARED_STORE_ENV: "", OPTIONS_ENV: ""}
+    result = mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site", env=env, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "imported: []" in result.stderr, result.stderr[-3000:]
+    check = (
+        "import sys; from build_support.caching import cache; "
+        "from build_support.section import ROOT; "
+        "cache.Cache.for_project('execution', ROOT); cache.ExecutionCache.for_project(ROOT); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('fsspec', 's3fs')))"
+    )
+    plain_env = {k: v for k, v in os.environ.items() if k not in (SHARED_STORE_ENV, OPTIONS_ENV)}
+    done = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, env=plain_env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_shared_store_settings_are_checked():
+    from mkdocs.exceptions import ConfigurationError
+
+    from build_support import settings
+
+    plain = settings.validated({}, None)
+    assert (plain.shared_store, plain.shared_store_mode) == (None, "read-write")
+    given = settings.validated({"shared_store": "s3://b/p", "shared_store_mode": "read-only"}, None)
+    assert (given.shared_store, given.shared_store_mode) == ("s3://b/p", "read-only")
+    with pytest.raises(ConfigurationError, match=r"shared_store: expected a store's URL"):
+        settings.validated({"shared_store": "/just/a/folder"}, None)
+    with pytest.raises(ConfigurationError, match=r"shared_store_mode.*COURSE_SHARED_STORE_MODE"):
+        settings.validated({"shared_store_mode": "write-only"}, None)
