@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -45,8 +46,12 @@ print("first sets", shared)
 ```python exec="on" session="s" id="second"
 print("second sees", shared)
 ```
+
+```python exec="on" id="reads"
+print(open("docs/data.txt").read())
+```
 """
-BLOCKS = {"alone", "first", "second"}
+BLOCKS = {"alone", "first", "second", "reads"}
 AWS_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -95,6 +100,14 @@ def write_site(root: Path) -> Path:
     )
     (root / "mkdocs.yml").write_text(site_config("shared", settings) + "nav: [a.md]\n")
     (root / "docs" / "a.md").write_text(PAGE)
+    (root / "docs" / "data.txt").write_text("read from the project's docs/")
+    return root
+
+
+def clone(site: Path, root: Path) -> Path:
+    """Another machine's checkout of ``site``: elsewhere, without its sites and stores."""
+    shutil.copytree(site / "docs", root / "docs")
+    shutil.copy2(site / "mkdocs.yml", root / "mkdocs.yml")
     return root
 
 
@@ -148,21 +161,27 @@ def filled(s3, tmp_path_factory):
     return site, url
 
 
-def test_machine_b_reuses_every_output_from_the_shared_store_and_writes_none(s3, filled):
+def test_machine_b_reuses_every_output_from_the_shared_store_and_writes_none(s3, filled, tmp_path):
     site, url = filled
     stored = objects(s3, "course")
     assert any("/execution/" in path for path in stored), sorted(stored)
     assert not any("/pages/" in path or "/reach/" in path for path in stored)  # local caches
 
-    result = build(site, "b", url, "read-only", s3.port)
+    other = clone(site, tmp_path)  # another checkout, at another path, its store empty
+    result = build(other, "b", url, "read-only", s3.port)
     assert executed(result.stderr) == dict.fromkeys(BLOCKS, "reused"), result.stderr[-3000:]
     assert warnings_of(result.stderr) == []
-    assert shown(site, "b") == shown(site, "a")
-    assert "second sees 42" in "".join(shown(site, "b"))
+    assert shown(other, "b") == shown(site, "a")
+    assert "second sees 42" in "".join(shown(other, "b"))
     assert objects(s3, "course") == stored  # read-only: nothing written, nothing changed
     # Each shared hit was copied into B's own store: a build of B without the store reuses them.
-    local = build(site, "b", "", "read-write", s3.port)
+    local = build(other, "b", "", "read-write", s3.port)
     assert executed(local.stderr) == dict.fromkeys(BLOCKS, "reused")
+    # What a block read is checked on B as on A: a changed file there runs that block alone.
+    (other / "docs" / "data.txt").write_text("changed on B")
+    changed = build(other, "b2", url, "read-only", s3.port)
+    assert executed(changed.stderr) == dict.fromkeys(BLOCKS, "reused") | {"reads": "ran"}
+    assert "changed on B" in "".join(shown(other, "b2"))
 
 
 def test_an_edited_shared_entry_is_a_miss_with_a_warning_never_a_wrong_output(s3, filled):
@@ -177,7 +196,7 @@ def test_an_edited_shared_entry_is_a_miss_with_a_warning_never_a_wrong_output(s3
     stored = objects(s3, "edited")
 
     result = build(site, "c", url, "read-only", s3.port)
-    assert executed(result.stderr) == {"alone": "ran", "first": "reused", "second": "reused"}
+    assert executed(result.stderr) == dict.fromkeys(BLOCKS, "reused") | {"alone": "ran"}
     key = edited[0].rsplit("/", 1)[1]
     assert warnings_of(result.stderr) == [
         f"cache warning: shared store {url}: execution entry {key[:12]} unusable "
@@ -214,6 +233,7 @@ def test_a_build_that_names_no_shared_store_imports_neither_fsspec_nor_s3fs(tmp_
     config = site_config("plain", hooks=(EXECUTION_HOOK, probe))
     (tmp_path / "mkdocs.yml").write_text(config + "nav: [a.md]\n")
     (tmp_path / "docs" / "a.md").write_text(PAGE)
+    (tmp_path / "docs" / "data.txt").write_text("data")
     env = {SHARED_STORE_ENV: "", OPTIONS_ENV: ""}
     result = mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site", env=env, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
