@@ -13,6 +13,14 @@ as well as those it rendered.
 
 Outputs declared as timings (``expected_to_change`` in ``execution-record.json``: the blocks of
 a ``timed="yes"`` session) are compared only for what is not a timing (``compare.py``).
+Outputs their author marked as differing from run to run (a fence's ``varying="yes"``, a
+notebook cell's ``varying-output`` tag: ``compare.Varying``, read from ``docs/``) are masked,
+and the check says how many.
+
+Where the two sides differ, a second fresh build (``fresh-again/``, only then: a check that
+finds nothing costs the two builds alone) tells the two causes apart: a place that differs
+between the two fresh builds as well is an output that differs from run to run, named with the
+mark it needs; any other is a stale entry, or an ingredient missing from the key.
 """
 
 from __future__ import annotations
@@ -24,10 +32,11 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..build_command import CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
-from .compare import differences
+from .compare import Varying, differences, place
 
 # Not copied to the fresh side: caches, builds, tools' state (node_modules is linked instead).
 _NOT_COPIED = {".git", ".venv", ".cache", "site", "site.builds", "node_modules", "test-artifacts"}
@@ -69,9 +78,54 @@ def check_sides(
     project: Path, out: Path, env: dict[str, str] | None = None
 ) -> tuple[list[str], subprocess.CompletedProcess[str]]:
     """``check``, and the cached side's build (its log says what it reused)."""
+    checked = run_check(project, out, env, again=False)
+    return checked.found, checked.cached
+
+
+@dataclass
+class Checked:
+    """What one check found: the differences, the cached side's build, the marks masked, and
+    the places that differ between two fresh builds (None: no second one was built)."""
+
+    found: list[str]
+    cached: subprocess.CompletedProcess[str]
+    varying: Varying = field(default_factory=Varying)
+    between_fresh: set[str] | None = None
+
+    def diagnosed(self) -> tuple[list[str], list[str]]:
+        """The differences told apart: those the two fresh builds share (run to run), each
+        said so with the mark it needs, and the rest (stale)."""
+        varying, stale = [], []
+        for difference in self.found:
+            where = place(difference)
+            if self.between_fresh is not None and where in self.between_fresh:
+                varying.append(f"{where}: {differs_between_fresh_runs(where)}")
+            else:
+                stale.append(difference)
+        return varying, stale
+
+
+def differs_between_fresh_runs(where: str) -> str:
+    """What to say of a place whose output differs between two fresh builds."""
+    if ", cell " in where:
+        mark = "tag the notebook's cell varying-output"
+    elif ", block " in where or ", timing block " in where:
+        mark = 'add varying="yes" to its fence'
+    else:
+        mark = "a varying output's trace outside its block: mark the block or cell it comes from"
+    return f"this output differs between fresh runs (mark it varying: {mark})"
+
+
+def run_check(
+    project: Path, out: Path, env: dict[str, str] | None = None, again: bool = True
+) -> Checked:
+    """Build both sides into ``out`` and compare them, masking what ``docs/`` marks varying;
+    where they differ and ``again``, a second fresh build (``out/fresh-again``) says which
+    places differ between fresh runs too."""
     env = env or {}
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
+    varying = Varying.read(project / "docs")
     with tempfile.TemporaryDirectory(prefix="check-cache-") as scratch:
         copy = fresh_copy(project, Path(scratch) / "project")
         sides = [
@@ -80,12 +134,27 @@ def check_sides(
         ]
         with ThreadPoolExecutor(max_workers=2) as pool:
             results = list(pool.map(lambda side: build(*side), sides))
-    failed = [
-        f"check-cache: the {name} build failed:\n{result.stderr[-4000:]}"
-        for name, result in zip(("cached", "fresh"), results, strict=True)
-        if result.returncode != 0
-    ]
-    return failed or differences(out / "cached", out / "fresh"), results[0]
+        failed = [
+            f"check-cache: the {name} build failed:\n{result.stderr[-4000:]}"
+            for name, result in zip(("cached", "fresh"), results, strict=True)
+            if result.returncode != 0
+        ]
+        if failed:
+            return Checked(failed, results[0], varying)
+        found = differences(out / "cached", out / "fresh", varying=varying)
+        checked = Checked(found, results[0], varying)
+        if found and again:
+            cache = fresh_env(Path(scratch) / "empty-cache-again")
+            result = build(copy, out / "fresh-again", {**env, **cache})
+            if result.returncode != 0:
+                said = f"check-cache: the second fresh build failed:\n{result.stderr[-4000:]}"
+                return Checked([*found, said], results[0], varying)
+            sides_named = ("fresh", "fresh again")
+            again_found = differences(
+                out / "fresh", out / "fresh-again", sides_named, varying=varying
+            )
+            checked.between_fresh = {place(line) for line in again_found}
+    return checked
 
 
 def project_and_out(doc: str, name: str, argv: list[str] | None) -> tuple[Path, Path]:
@@ -102,19 +171,28 @@ def project_and_out(doc: str, name: str, argv: list[str] | None) -> tuple[Path, 
 def main(argv: list[str] | None = None) -> int:
     project, out = project_and_out(__doc__, "check-cache", argv)
     started = time.perf_counter()
-    found, cached = check_sides(project, out)
+    checked = run_check(project, out)
     seconds = time.perf_counter() - started
-    print(f"check-cache: the cached build's page renders: {page_renders(cached.stderr)}")
-    for line in found:
+    print(f"check-cache: the cached build's page renders: {page_renders(checked.cached.stderr)}")
+    print(f"check-cache: {checked.varying.said()}")
+    varying, stale = checked.diagnosed()
+    for line in varying + stale:
         print(line)
-    if found:
+    if varying:
+        print(
+            f"check-cache: {len(varying)} difference(s) differ between two fresh builds too "
+            f"({out / 'fresh-again'}): outputs that differ from run to run, not the cache's "
+            "doing; mark each varying (a fence's varying=\"yes\", a cell's varying-output tag)"
+        )
+    if stale:
         print(
             "check-cache: the cached build showed what a fresh build does not: a stale entry, or "
             "an ingredient missing from the key (build_support/caching/ingredients.py). "
             f"Both sites are in {out}; `make build FRESH=1` stores fresh outputs."
         )
+    found = checked.found
     verdict = f"{len(found)} difference(s)" if found else "cached equals fresh"
-    print(f"check-cache: {verdict}; both builds and the comparison took {seconds:.1f} s")
+    print(f"check-cache: {verdict}; the builds and the comparison took {seconds:.1f} s")
     return 1 if found else 0
 
 

@@ -45,9 +45,13 @@ from {PACKAGE}.verify import environment
 backend_report, machine_label, environment
 """
 """What the build itself calls in the package for an output of code that uses jax or the
-package, in the block's worker: the "computed on" label and a timing's caption
-(``execution/worker.py``: ``ran_on``, ``machine_label``) and the environment the
-record holds (``environment``)."""
+package, in the block's worker or the notebook's kernel: the "computed on" label and a timing's
+caption (``execution/worker.py``: ``ran_on``, ``machine_label``; ``notebooks.WHERE_IT_RAN``)
+and the environment the record holds (``environment``). In a key as what it is, one
+ingredient of its own (``Environment.build_calls``): what these calls reach, never added to the
+output's code's reach, so a notebook that never imports the package is not keyed on the
+modules importing it runs (an edit to one re-runs only the outputs that import it)."""
+BUILD_CALLS_INGREDIENT = "the build's own calls in the package"
 
 
 def examples_package_dir() -> Path | None:
@@ -191,19 +195,21 @@ class Environment:
             ingredients |= self.rendering
         if _USES_JAX.search(code):
             ingredients |= self.reached(code)
+            ingredients[BUILD_CALLS_INGREDIENT] = self.build_calls()
             ingredients["backend"] = self.backend
             ingredients["jax variables"] = self.jax_variables
         return ingredients
 
-    def reached(self, code: str) -> dict[str, str]:
-        """What the key holds of the package for ``code`` and what the build calls for it
-        (``reach.py``): each module it runs, cut to what it reaches, and the data files; or,
-        where the analysis is unsure, every file. ``examples``: which of the two, and why."""
+    def reached(self, code: str, through_package: bool = True) -> dict[str, str]:
+        """What the key holds of the package for ``code`` (``reach.py``): each module it runs,
+        cut to what it reaches, and the data files; or, where the analysis is unsure, every
+        file. ``examples``: which of the two, and why. The build's own calls are not in it
+        (``build_calls``)."""
         if PACKAGE in self.package:  # not found
             return dict(self.package)
         if "memo" not in self._reach:  # the analysis is a function of these and of the code
             self._reach["memo"] = key_of(self.package, self.build_code, self.python)
-        key = key_of("reach", self._reach["memo"], code)
+        key = key_of("reach" if through_package else "build calls", self._reach["memo"], code)
         if key in self._reach:  # asked before in this build (ahead of its page, then by it)
             return self._reach[key]
         stored = self.memo.read_mapping(key).entry if self.memo else None
@@ -212,7 +218,7 @@ class Environment:
             return stored
         if "package" not in self._reach:  # read once, at the first output that needs it
             self._reach["package"] = reach.Package.read(examples_package_dir(), self.package)
-        found, unsure = self._reach["package"].ingredients(code + BUILD_CALLS)
+        found, unsure = self._reach["package"].ingredients(code, through_package)
         if unsure is not None:
             found = self.package | {PACKAGE: f"whole package: {unsure}"}
         else:
@@ -221,6 +227,13 @@ class Environment:
             self.memo.write_mapping(key, found)
         self._reach[key] = found
         return found
+
+    def build_calls(self) -> str:
+        """One digest of what the build's own calls in the package reach (``BUILD_CALLS``:
+        the label, the caption, the environment): ``reach.py`` with ``through_package`` False,
+        the modules defining them and what they call, ``__init__.py``'s own lines, the data
+        files."""
+        return digest(canonical(self.reached(BUILD_CALLS, through_package=False)))
 
     def described(self, config: Any = None) -> list[tuple[str, str]]:
         """(ingredient, its value in this build) for everything an output's key holds, and what
@@ -237,11 +250,16 @@ class Environment:
                 f"{PACKAGE} package (code that uses jax or {PACKAGE})",
                 f"of its {len(package)} files: each module the code runs (importing {PACKAGE} runs "
                 "__init__.py and what it imports), cut to what the code reaches: module-level "
-                "statements, and whole every function and class reached from the code, from "
-                "module-level statements and from what the build calls (backend_report, "
-                "machine_label, verify.environment); other functions' bodies left out. Every "
+                "statements, and whole every function and class reached from the code and from "
+                "module-level statements; other functions' bodies left out. Every "
                 "data file (recordings). The whole package where the analysis is unsure "
                 "(dynamic imports, getattr on a module, exec, eval, star imports)",
+            ),
+            (
+                f"what the build itself calls in {PACKAGE} (code that uses jax or {PACKAGE})",
+                "one digest, apart from the code's own reach: what backend_report, "
+                "machine_label and verify.environment reach, their modules, and __init__.py's "
+                "own lines (not the modules it imports): the label a worker or kernel prints",
             ),
             ("uv.lock", self.lock[:12]),
             ("Python", self.python),

@@ -12,6 +12,10 @@ follows imports, statically, with ``ast``).
   transitively. A reached function or class is in the key whole: its text and first line. Of
   any other function only the body is left out: code that is never called cannot change an
   output. A class is one definition (its methods run on instances the code reaches it for).
+- **The build's own calls** (the "computed on" label a worker or kernel prints,
+  ``environment.BUILD_CALLS``) are read apart from an output's code, with ``through_package``
+  False: what they call and the package's ``__init__.py``, not the modules it imports, so an
+  edit to a module no output imports re-runs none (``Environment.build_calls``).
 - **Data files** of the package (``examples/recordings/``) are all in the key.
 - **The whole package** where the analysis cannot be sure: a package module used as a value
   (``getattr(examples, name)``, ``vars(...)``, passed along), an attribute a module does not
@@ -130,8 +134,11 @@ class Package:
                 del _PARSED[memo]
         return package
 
-    def reached(self, code: str) -> dict[str, set[str]]:
-        """Executed module -> the names of its definitions the code reaches; ``Unsure``."""
+    def reached(self, code: str, through_package: bool = True) -> dict[str, set[str]]:
+        """Executed module -> the names of its definitions the code reaches; ``Unsure``.
+        ``through_package`` False: the package's ``__init__.py`` is in (its module-level code),
+        but not the modules it imports: the build's own calls (``environment.BUILD_CALLS``)
+        reach what they call, not every module importing the package runs beside it."""
         if self.unparsed:
             raise Unsure(self.unparsed)
         try:
@@ -151,6 +158,8 @@ class Package:
             names = reached.setdefault(module, set())
             if name is not None:
                 names.add(name)
+            if step == (PACKAGE, None) and not through_package:
+                continue
             for following in self._steps_of(step) - seen:
                 seen.add(following)
                 todo.append(following)
@@ -175,11 +184,13 @@ class Package:
             raise found
         return found
 
-    def ingredients(self, code: str) -> tuple[dict[str, str], str | None]:
+    def ingredients(
+        self, code: str, through_package: bool = True
+    ) -> tuple[dict[str, str], str | None]:
         """What the key holds of the package for ``code`` (path -> digest), and why it is the
-        whole package when it is (else None)."""
+        whole package when it is (else None); ``through_package``: as ``reached``'s."""
         try:
-            reached = self.reached(code)
+            reached = self.reached(code, through_package)
         except Unsure as why:
             return {}, str(why)
         found = {}

@@ -47,7 +47,10 @@ REFUSED = {
 }
 SHELL_RUNS = "a shell block runs every build: the files it reads cannot be recorded"
 TIMEOUT_OPTION = "timeout"  # ```python exec="on" id="slow" timeout="120"
-BUILD_OPTIONS = ("timed", TIMEOUT_OPTION)  # the build's own fence options
+# ```python exec="on" varying="yes": an output that differs from run to run (an address, a
+# clock): ``make check-cache`` compares the rest of the page and masks it (``is_varying``).
+VARYING_OPTION = "varying"
+BUILD_OPTIONS = ("timed", TIMEOUT_OPTION, VARYING_OPTION)  # the build's own fence options
 # What markdown-exec hands back to superfences and pymdownx.highlight as the fence's own
 # (``extra``): its title and its lines; ``icons`` is the tree's.
 RENDER_OPTIONS = ("title", "hl_lines", "linenums", "linenums_style", "icons")
@@ -283,6 +286,12 @@ def is_timed(options: dict[str, Any]) -> bool:
     """A ``timed="yes"`` block: a timing, expected to change from build to build; run once the
     notebooks' cells have run, with nothing running ahead beside it."""
     return (options.get("extra") or {}).get("timed") == "yes"
+
+
+def is_varying(options: dict[str, Any]) -> bool:
+    """A ``varying="yes"`` block: its output differs between two fresh runs by nature, so
+    ``make check-cache`` masks it (``caching/compare.py``); it is cached as any other."""
+    return (options.get("extra") or {}).get(VARYING_OPTION) == "yes"
 
 
 def timeout(options: dict[str, Any]) -> float | str:

@@ -166,6 +166,10 @@ def read_jupytext(path: Path):
 
 read_notebook = read_jupytext
 
+VARYING_TAG = "varying-output"
+"""A code cell's tag (as Jupyter Book's tags): its outputs differ from run to run (an address,
+``%timeit``), so ``make check-cache`` masks them (``caching/compare.py``)."""
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # Where ipykernel says a cell's code is: a file in a folder named after the kernel's process
 # (``/tmp/ipykernel_4242/1234.py``), which differs from run to run.

@@ -1,0 +1,181 @@
+"""Outputs that differ from run to run (build_support/caching/check_cache.py, compare.py).
+
+An author marks such an output (a fence's ``varying="yes"``, a notebook cell's
+``varying-output`` tag): ``make check-cache`` compares the rest and masks it, saying how many.
+Where an unmarked output differs, a second fresh build tells it apart from a stale entry: the
+check says "this output differs between fresh runs (mark it varying: ...)", naming page and
+block or cell, instead of blaming the cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from build_support.caching.check_cache import Checked, main, run_check
+from build_support.caching.compare import Varying, page_differences, place
+from testkit.small_site import hook, site_config
+
+RANDOM = "import os\n\nprint(os.urandom(8).hex())"
+PAGE = f"""\
+# Varying
+
+```python exec="on" id="steady" result="text"
+print(sum(range(10)))
+```
+
+```python exec="on" id="address" result="text" varying="yes"
+{RANDOM}
+```
+"""
+MYST = f"""\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A MyST notebook
+
+```{{code-cell}} ipython3
+print("steady", 6 * 7)
+```
+
+```{{code-cell}} ipython3
+:tags: [varying-output]
+
+{RANDOM}
+```
+"""
+JUPYTEXT = f"""\
+# %% [markdown]
+# # A jupytext notebook
+
+# %%
+print("steady", 6 * 7)
+
+# %% tags=["varying-output"]
+{RANDOM}
+"""
+FILES = {
+    "index.md": "# Home\n",
+    "varying.md": PAGE,
+    "notebooks/myst.md": MYST,
+    "notebooks/jupytext.py": JUPYTEXT,
+}
+
+
+def small_project(root: Path) -> Path:
+    for name, text in FILES.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    config = site_config("varying", hooks=(hook("execution"),))
+    nav = "".join(f"  - {name}\n" for name in FILES)
+    (root / "mkdocs.yml").write_text(config.replace("hooks:\n", f"nav:\n{nav}hooks:\n", 1))
+    return root
+
+
+def unmark(root: Path) -> None:
+    for name, mark in (
+        ("varying.md", ' varying="yes"'),
+        ("notebooks/myst.md", ":tags: [varying-output]\n"),
+        ("notebooks/jupytext.py", ' tags=["varying-output"]'),
+    ):
+        path = root / "docs" / name
+        text = path.read_text(encoding="utf-8")
+        assert mark in text
+        path.write_text(text.replace(mark, ""), encoding="utf-8")
+
+
+def test_marked_outputs_are_masked_and_unmarked_ones_said_to_differ_between_fresh_runs(
+    tmp_path, capsys, monkeypatch
+):
+    project = small_project(tmp_path / "project")
+    marks = Varying.read(project / "docs")
+    assert marks.blocks == {"varying/index.html": {"address"}}
+    assert marks.cells == {"notebooks/myst/index.html": {3}, "notebooks/jupytext/index.html": {3}}
+
+    checked = run_check(project, tmp_path / "check")
+    assert checked.found == [], "\n".join(checked.found)
+    assert checked.between_fresh is None  # nothing differed: no second fresh build
+    assert not (tmp_path / "check" / "fresh-again").exists()
+    assert checked.varying.said().startswith("3 output(s) marked varying masked")
+    pages = [tmp_path / "check" / side / "varying/index.html" for side in ("cached", "fresh")]
+    assert pages[0].read_text() != pages[1].read_text()  # they did differ: masked, not equal
+
+    unmark(project)
+    code = main(["--project", str(project), "--out", str(tmp_path / "check")])
+    said = capsys.readouterr().out
+    assert code == 1
+    assert "0 output(s) marked varying masked" in said
+    for where in (
+        "varying/index.html, block address",
+        "notebooks/myst/index.html, cell 3",
+        "notebooks/jupytext/index.html, cell 3",
+    ):
+        assert f"{where}: this output differs between fresh runs (mark it varying: " in said
+    assert 'add varying="yes" to its fence' in said
+    assert "tag the notebook's cell varying-output" in said
+    assert "a stale entry" not in said  # nothing is blamed on the cache
+    assert "block steady" not in said and ", cell 2" not in said
+
+
+def page(blocks: str, cells: str = "") -> str:
+    return f"<html><body>{blocks}{cells}<p>rest</p></body></html>"
+
+
+def block(block_id: str, output: str) -> str:
+    return f'<div class="exec-block" data-exec-id="{block_id}"><pre>{output}</pre></div>'
+
+
+def test_a_marked_block_or_cell_is_masked_and_nothing_else_is():
+    marks = Varying(blocks={"p/index.html": {"b"}}, cells={"p/index.html": {2}})
+    cell = (
+        '<div class="notebook-cell" id="cell-{n}"><pre>code {n}</pre>'
+        '<div class="notebook-output"><pre>{out}</pre></div></div>'
+    )
+    jupyter = (
+        '<div class="jp-Cell jp-CodeCell" id="cell-id=cell-{n}"><pre>code {n}</pre>'
+        '<div class="jp-Cell-outputWrapper"><pre>{out}</pre></div></div>'
+    )
+    for shape in (cell, jupyter):
+        left = page(block("a", "1") + block("b", "0x1"), shape.format(n=2, out="0x1"))
+        right = page(block("a", "1") + block("b", "0x2"), shape.format(n=2, out="0x2"))
+        assert page_differences("p/index.html", left, right, set(), varying=marks) == []
+        unmarked = page_differences("p/index.html", left, right, set())
+        assert [place(line) for line in unmarked] == [
+            "p/index.html, block b",
+            "p/index.html, cell 2",
+        ]
+        # A marked cell's code is still compared; another block is.
+        code = page(block("a", "1"), shape.format(n=2, out="0x1").replace("code 2", "code 9"))
+        found = page_differences(
+            "p/index.html",
+            page(block("a", "1"), shape.format(n=2, out="0")),
+            code,
+            set(),
+            varying=marks,
+        )
+        assert [place(line) for line in found] == ["p/index.html, cell 2"]
+        other = page_differences(
+            "p/index.html", left, left.replace(">1<", ">2<"), set(), varying=marks
+        )
+        assert [place(line) for line in other] == ["p/index.html, block a"]
+
+
+def test_a_difference_only_the_cache_shows_is_still_blamed_on_it():
+    found = [
+        "p/index.html, block b: first difference at line 2\n  cached: 1\n  fresh:  2",
+        "q/index.html, cell 4: first difference at line 1\n  cached: x\n  fresh:  y",
+    ]
+    checked = Checked(found, None, between_fresh={"q/index.html, cell 4"})
+    varying, stale = checked.diagnosed()
+    assert stale == found[:1]
+    assert varying == [
+        "q/index.html, cell 4: this output differs between fresh runs (mark it varying: tag the "
+        "notebook's cell varying-output)"
+    ]
