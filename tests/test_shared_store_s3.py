@@ -222,6 +222,18 @@ def test_an_unreachable_shared_store_is_a_miss_with_one_warning(s3, filled):
     assert shown(site, "d") == shown(site, "a")
 
 
+def test_a_bucket_that_does_not_exist_is_a_miss_with_one_warning(s3, filled):
+    site, _ = filled
+    url = "s3://no-such-bucket/course"
+    result = build(site, "e", url, "read-write", s3.port)
+    assert executed(result.stderr) == dict.fromkeys(BLOCKS, "ran")
+    assert warnings_of(result.stderr) == [
+        f"cache warning: shared store {url}: cannot be read (FileNotFoundError: The specified "
+        "bucket does not exist): a miss, and not asked again this build"
+    ]
+    assert not s3.exists("no-such-bucket")  # and nothing made it
+
+
 def test_a_build_that_names_no_shared_store_imports_neither_fsspec_nor_s3fs(tmp_path):
     (tmp_path / "docs").mkdir()
     probe = tmp_path / "probe.py"
@@ -250,6 +262,34 @@ def test_a_build_that_names_no_shared_store_imports_neither_fsspec_nor_s3fs(tmp_
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("scheme", ["file", "memory"])
+def test_a_folder_or_memory_store_holds_the_local_stores_entries(tmp_path, scheme, capsys):
+    from build_support.caching.cache import Cache
+    from build_support.caching.shared_store import SharedStore, TieredStore
+    from build_support.caching.store import FileStore
+
+    url = f"file://{tmp_path}/shared" if scheme == "file" else f"memory://{tmp_path.name}"
+    key, other = "ab" * 32, "cd" * 32
+    a = Cache("execution", TieredStore(FileStore(tmp_path / "a"), SharedStore(url)))
+    assert a.write(key, b"output", ran_on="a")
+    shared = SharedStore(url, read_only=True)
+    b = Cache("execution", TieredStore(FileStore(tmp_path / "b"), shared))
+    found = b.read(key)
+    assert (found.entry, found.meta) == (b"output", {"ran_on": "a"})
+    assert FileStore(tmp_path / "b").get("execution", key).payload == b"output"  # copied here
+    assert b.write(other, b"kept here only")
+    assert shared.get("execution", other) is None  # read-only
+    if scheme == "file":  # the same files a local store holds, nothing left beside them
+        assert FileStore(tmp_path / "shared").get("execution", key).payload == b"output"
+        assert [p.name for p in (tmp_path / "shared").rglob("*") if p.is_file()] == [key]
+    # A local entry that fails its checksum is served from the shared store, and mended.
+    path = FileStore(tmp_path / "b").path("execution", key)
+    path.write_bytes(path.read_bytes().replace(b"output", b"outpux"))
+    assert b.read(key).entry == b"output"
+    assert FileStore(tmp_path / "b").get("execution", key).payload == b"output"
+    assert "cache warning" not in capsys.readouterr().err
 
 
 def test_the_shared_store_settings_are_checked():

@@ -20,9 +20,10 @@ renamed). Every other cache stays local.
 A fault of the shared store is a miss, never a failed build nor a wrong output, and prints one
 ``cache warning:`` line naming the store (``course.store``, as ``cache.Cache`` reports): an entry
 that fails its checksum or header is that entry's miss; a store that cannot be reached, is
-denied, is named wrongly or whose file system is not installed is asked nothing more for the
-rest of the build; a store that refuses writes is written no more. A build prunes only its
-local store: a bucket is bounded by its owner (an S3 lifecycle rule, say).
+denied, is named wrongly (a bucket that does not exist) or whose file system is not installed
+is asked nothing more for the rest of the build; a store that refuses writes is written no
+more. A build prunes only its local store: a bucket is bounded by its owner (an S3 lifecycle
+rule, say).
 
 ``fsspec`` (and ``s3fs``) are imported on the first use of a shared store, never by a build
 that names none.
@@ -101,7 +102,9 @@ class SharedStore(Store):
         fs, _ = self._filesystem()
         try:
             data = fs.cat_file(self._path(cache, key))
-        except FileNotFoundError:
+        except FileNotFoundError as error:
+            if "bucket does not exist" in str(error).lower():  # S3's and GCS's NoSuchBucket
+                raise
             return None
         return decode(data)
 
