@@ -13,6 +13,8 @@ imports neither fsspec nor s3fs.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import os
 import re
@@ -20,6 +22,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -232,6 +235,28 @@ def test_a_bucket_that_does_not_exist_is_a_miss_with_one_warning(s3, filled):
         "bucket does not exist): a miss, and not asked again this build"
     ]
     assert not s3.exists("no-such-bucket")  # and nothing made it
+
+
+def test_an_endpoint_that_is_no_store_is_a_miss_with_one_warning(filled, tmp_path):
+    """A web server answering 404 to everything (a wrong endpoint): not an empty store."""
+    site, url = filled
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = build(site, "f", url, "read-only", server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert executed(result.stderr) == dict.fromkeys(BLOCKS, "ran")
+    lines = warnings_of(result.stderr)
+    assert len(lines) == 1, lines
+    assert re.fullmatch(
+        rf"cache warning: shared store {re.escape(url)}: cannot be read "
+        r"\(FileNotFoundError: .*\): a miss, and not asked again this build",
+        lines[0],
+    ), lines
 
 
 def test_a_build_that_names_no_shared_store_imports_neither_fsspec_nor_s3fs(tmp_path):

@@ -18,12 +18,12 @@ shared store: one object written whole (on S3 a PUT is atomic; in a folder, a te
 renamed). Every other cache stays local.
 
 A fault of the shared store is a miss, never a failed build nor a wrong output, and prints one
-``cache warning:`` line naming the store (``course.store``, as ``cache.Cache`` reports): an entry
-that fails its checksum or header is that entry's miss; a store that cannot be reached, is
-denied, is named wrongly (a bucket that does not exist) or whose file system is not installed
-is asked nothing more for the rest of the build; a store that refuses writes is written no
-more. A build prunes only its local store: a bucket is bounded by its owner (an S3 lifecycle
-rule, say).
+``cache warning:`` line naming the store (``course.store``, as ``cache.Cache`` reports): an
+entry that fails its checksum or header is that entry's miss; a store that cannot be reached, is
+denied, is named wrongly (a bucket that does not exist, an endpoint that is no store) or whose
+file system is not installed is asked nothing more for the rest of the build; a store that
+refuses writes is written no more. A build prunes only its local store: a bucket is bounded by
+its owner (an S3 lifecycle rule, say).
 
 ``fsspec`` (and ``s3fs``) are imported on the first use of a shared store, never by a build
 that names none.
@@ -32,6 +32,7 @@ that names none.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import os
@@ -60,6 +61,10 @@ memo, ...) stay on each machine."""
 OPTIONS_ENV = "COURSE_SHARED_STORE_OPTIONS"
 """A JSON mapping of the shared store's file-system options (fsspec's ``storage_options``)."""
 READ_ONLY = "read-only"
+S3_TIMEOUTS = {"connect_timeout": 5, "read_timeout": 20, "retries": {"max_attempts": 2}}
+"""botocore's ``config_kwargs`` for an S3 store whose options give none: a store that does not
+answer costs a build some seconds once (botocore's own: 60 s a try, 5 tries), then is not
+asked again."""
 
 log = logging.getLogger("course.store")  # cache.py gives it its ``cache warning:`` handler
 
@@ -89,7 +94,10 @@ class SharedStore(Store):
         if self._fs is None:
             import fsspec  # here: a build that names no shared store never imports it
 
-            self._fs, self._root = fsspec.core.url_to_fs(self.url, **self.options)
+            options = dict(self.options)
+            if self.url.split("://")[0] in ("s3", "s3a") and "config_kwargs" not in options:
+                options["config_kwargs"] = copy.deepcopy(S3_TIMEOUTS)  # botocore changes it
+            self._fs, self._root = fsspec.core.url_to_fs(self.url, **options)
             self._root = self._root.rstrip("/")
         return self._fs, self._root
 
@@ -103,7 +111,7 @@ class SharedStore(Store):
         try:
             data = fs.cat_file(self._path(cache, key))
         except FileNotFoundError as error:
-            if "bucket does not exist" in str(error).lower():  # S3's and GCS's NoSuchBucket
+            if key not in str(error):  # not the entry: the bucket, or an endpoint not a store
                 raise
             return None
         return decode(data)
