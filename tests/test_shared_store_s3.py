@@ -7,8 +7,9 @@ small site with a local store of its own and the shared store read-write; "machi
 empty local store and the shared store read-only, reuses every output from it, writes nothing
 there and shows the same pages. A shared entry edited after it was written (its output changed,
 its checksum not) is a miss with one warning, and the block runs again; a store that cannot be
-reached is a miss with one warning for the whole build. A build that names no shared store
-imports neither fsspec nor s3fs.
+reached is a miss with one warning for the whole build. The whole course built on B from the
+store equals A's (as ``make check-cache`` compares). A build that names no shared store imports
+neither fsspec nor s3fs.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from pathlib import Path
 
 import pytest
 
+from build_support.caching.compare import differences
 from build_support.caching.shared_store import OPTIONS_ENV
 from build_support.settings import SHARED_STORE_ENV, SHARED_STORE_MODE_ENV
-from testkit.build import mkdocs_build
+from testkit.build import copy_env, copy_project, mkdocs_build
 from testkit.small_site import EXECUTION_HOOK, site_config
 
 BUCKET = "course-store"
@@ -184,6 +186,28 @@ def test_machine_b_reuses_every_output_from_the_shared_store_and_writes_none(s3,
     changed = build(other, "b2", url, "read-only", s3.port)
     assert executed(changed.stderr) == dict.fromkeys(BLOCKS, "reused") | {"reads": "ran"}
     assert "changed on B" in shown(other, "b2")
+
+
+def test_the_course_built_on_b_from_the_shared_store_equals_as_built_on_a(s3, tmp_path):
+    """The whole course (its blocks, notebook, diagrams and wheel): B runs nothing, and its
+    site equals A's as ``make check-cache`` compares them (timings aside)."""
+    url, sites = f"s3://{BUCKET}/the-course", {}
+    for machine, mode in (("a", "read-write"), ("b", "read-only")):
+        project = copy_project(tmp_path / machine)  # each its own checkout and local store
+        env = copy_env(project) | AWS_ENV
+        env |= {SHARED_STORE_ENV: url, SHARED_STORE_MODE_ENV: mode}
+        env[OPTIONS_ENV] = json.dumps(endpoint_options(s3.port))
+        result = mkdocs_build(project / "mkdocs.yml", project / "site", fresh=False, env=env)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert warnings_of(result.stderr) == []
+        outcomes = {
+            o for _, _, o in re.findall(r"Executed (\S+) (\S+): (ran|reused)", result.stderr)
+        }
+        assert outcomes == {"ran" if machine == "a" else "reused"}, result.stderr[-3000:]
+        sites[machine] = project / "site"
+    caches = {path.split("/")[2] for path in objects(s3, "the-course")}
+    assert caches == {"execution", "diagrams", "wheel"}
+    assert differences(sites["a"], sites["b"]) == []
 
 
 def test_an_edited_shared_entry_is_a_miss_with_a_warning_never_a_wrong_output(s3, filled):
