@@ -78,3 +78,78 @@ def test_code_without_jax_or_the_package_holds_neither(package):
     found = read.ingredients("print(sum(range(4)))")
     assert environment.BUILD_CALLS_INGREDIENT not in found
     assert not any(name.startswith("examples/") for name in found)
+
+
+def myst_notebook(code: str) -> str:
+    return (
+        "---\nkernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n"
+        f"# A notebook\n\n```{{code-cell}} ipython3\n{code}\n```\n"
+    )
+
+
+def test_a_build_reuses_the_notebook_that_never_imports_the_edited_module(tmp_path):
+    """The same, through builds of a small site: the Build report says which ran. Its
+    notebooks are MyST, as JAX's tutorials are: their key's reach is of their code cells
+    (``notebook_page.code_cells``), not of their Markdown, which does not parse as Python
+    and held the whole package."""
+    from testkit.build import copy_env, mkdocs_build
+    from testkit.site import page
+    from testkit.small_site import hook, site_config
+
+    root = tmp_path / "project"
+    shutil.copytree(
+        ROOT / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    notebooks = {
+        "notebooks/tutorial.md": myst_notebook(TUTORIAL.removeprefix("# %%\n")),
+        "notebooks/course.md": myst_notebook(
+            "from examples import scalar_multiply_count\n\nprint(scalar_multiply_count(2, 3))"
+        ),
+    }
+    for name, text in {"index.md": "# Home\n", **notebooks}.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    config = site_config("reach", hooks=(hook("execution"),))
+    nav = "".join(f"  - {name}\n" for name in ["index.md", *notebooks])
+    (root / "mkdocs.yml").write_text(config.replace("hooks:\n", f"nav:\n{nav}hooks:\n", 1))
+
+    def build() -> dict[str, str]:
+        site = root / "site"
+        result = mkdocs_build(root / "mkdocs.yml", site, fresh=False, env=copy_env(root))
+        assert result.returncode == 0, result.stderr[-4000:]
+        rows = page(site, "build-report").select("table.build-report tbody tr")
+        return {row("td")[1].get_text(): row("td")[2].get_text() for row in rows}
+
+    assert set(build().values()) == {"ran"}
+    assert set(build().values()) == {"reused"}
+    edit(root / "examples", "counting.py", "\n\ndef ", "\n\nEDITED_AT_MODULE_LEVEL = 1\n\n\ndef ")
+    after = build()
+    assert after == {"notebooks/tutorial.md": "reused", "notebooks/course.md": "ran"}, after
+
+
+def test_a_notebooks_reach_is_read_from_its_code_cells_magics_and_all():
+    """An ``.ipynb``'s or MyST notebook's key reaches what its code cells reach: its Markdown
+    and JSON left out, a ``%timeit`` or ``!pip`` line read as a ``pass`` (else nothing parses,
+    and the key holds the whole package)."""
+    import ast
+    import json
+
+    from build_support.execution.notebook_page import code_cells
+
+    cells = [
+        {"cell_type": "markdown", "source": ["# {func}`jax.jit` and examples.counting\n"]},
+        {"cell_type": "code", "source": ["!pip install jax\n", "import jax\n"]},
+        {"cell_type": "code", "source": "for n in range(2):\n    %timeit jax.numpy.ones(n)\n"},
+        {"cell_type": "code", "source": "from examples import scalar_multiply_count\n"},
+    ]
+    ipynb = code_cells("ipynb", json.dumps({"cells": cells}))
+    myst = code_cells("myst", myst_notebook(":tags: [varying-output]\n%time import jax"))
+    for code in (ipynb, myst):
+        ast.parse(code)
+    assert "examples.counting" not in ipynb and "scalar_multiply_count" in ipynb
+    read = Environment(
+        package=package_files(ROOT / "examples"), lock="l", python="p", backend="b", tools="t"
+    )
+    assert read.ingredients(ipynb)["examples"] == "what the code reaches"
+    assert "examples/counting.py" in read.ingredients(ipynb)
+    assert "examples/counting.py" not in read.ingredients(myst)

@@ -245,7 +245,11 @@ class Environment:
         extensions += f" (with their options: {self.rendering.get('markdown', '')[:12]})"
         ignored = "; ".join(f"{name}: {why}" for name, why in extra.IGNORED_VARIABLES.items())
         rows = [
-            ("code", "a block's source and options; a session: all its blocks, snippets expanded"),
+            (
+                "code",
+                "a block's source and options; a session: all its blocks, snippets expanded; a "
+                "notebook: its text (what it reaches: its code cells alone)",
+            ),
             (
                 f"{PACKAGE} package (code that uses jax or {PACKAGE})",
                 f"of its {len(package)} files: each module the code runs (importing {PACKAGE} runs "

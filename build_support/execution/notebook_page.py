@@ -63,7 +63,7 @@ def start_notebooks(
             build.notebooks.runs[src_uri] = run
             continue
         ingredients = build.environment.ingredients(
-            source, source=digest(source), kernel=kernel_name
+            code_cells(kind, source), source=digest(source), kernel=kernel_name
         )
         run = notebooks.NotebookRun(src_uri, says_where=kind != notebook_formats.KIND_JUPYTEXT)
         build.notebooks.runs[src_uri] = run
@@ -88,6 +88,51 @@ def start_notebooks(
             build.cache.keep(found, {"notebook": nbformat.writes(notebook), "seconds": seconds})
 
         build.notebooks.start(path, kernel_name, run, keep)
+
+
+_MAGIC = re.compile(r"^(\s*)[%!]")  # an IPython magic or shell line: ``%timeit f()``, ``!pip``
+
+
+def code_cells(kind: str, source: str) -> str:
+    """What a notebook runs, as Python, for its key's reach of ``examples`` (``reach.py``
+    parses it; its whole text stays in the key as ``source``): a jupytext ``.py`` as it is, an
+    ``.ipynb``'s or a MyST notebook's code cells (a MyST cell's options left out), each magic
+    line a ``pass``. Its Markdown, or the JSON around the cells, would not parse, and the key
+    would hold the whole package. Read without jupytext: a build whose notebooks are all
+    cached never imports it."""
+    if kind == notebook_formats.KIND_JUPYTEXT:
+        return source
+    if kind == notebook_formats.KIND_IPYNB:
+        cells = [
+            "".join(cell.get("source", ""))
+            if isinstance(cell.get("source"), list)
+            else str(cell.get("source", ""))
+            for cell in json.loads(source).get("cells", [])
+            if cell.get("cell_type") == "code"
+        ]
+    else:
+        from markdown_it import MarkdownIt
+
+        tokens = MarkdownIt("commonmark").parse(source)
+        cells = [
+            _without_options(token.content)
+            for token in tokens
+            if token.type == "fence" and token.info.strip().startswith("{code-cell}")
+        ]
+    lines = [_MAGIC.sub(r"\1pass  # ", line) for cell in cells for line in [*cell.splitlines(), ""]]
+    return "\n".join(lines)
+
+
+def _without_options(content: str) -> str:
+    """A MyST code cell's code: without its ``:tags: [...]`` lines or ``---`` YAML block."""
+    lines = content.splitlines()
+    if lines and lines[0].strip() == "---":
+        end = next((at for at in range(1, len(lines)) if lines[at].strip() == "---"), 0)
+        return "\n".join(lines[end + 1 :])
+    at = 0
+    while at < len(lines) and re.match(r"^:[\w-]+:", lines[at]):
+        at += 1
+    return "\n".join(lines[at:])
 
 
 def still_running(build: BuildState, src_uri: str) -> bool:
