@@ -248,3 +248,21 @@ def test_a_printed_heading_is_reused_with_its_toc_entry_and_a_fresh_builds_id(tm
         ("#exec-2--printed-code", "Printed code"),
         ("#raw-with-raw-html", "With raw HTML"),
     ]
+
+
+def test_a_varying_block_is_never_a_fixed_text_for_verify(tmp_path):
+    """``varying="yes"`` (its output differs between fresh runs): the wheel's expected outputs
+    list it as a timing is listed, never as a text ``verify`` compares."""
+    site = _site(
+        tmp_path,
+        '# V\n\n```python exec="on" id="random" varying="yes" source="above" result="text"\n'
+        "import os\nprint(os.urandom(4).hex())\n```\n\n"
+        '```python exec="on" id="steady" source="above" result="text"\nprint(42)\n```\n',
+    )
+    code, log = _build(site)
+    assert code == 0, log
+    record = json.loads((site / "site" / "execution-record.json").read_text())
+    shown = expected_outputs([Output(**o) for o in record["outputs"]], "v", lambda: None)
+    by_name = {block["block_id"]: block for block in shown["blocks"]}
+    assert by_name["random"] == {"page": "index.md", "block_id": "random", "timed": True}
+    assert by_name["steady"]["output"].strip() == "42"

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..build_command import CACHE_DIR_ENV, FRESH_ENV, ROOT, run_build
+from ..settings import SHARED_STORE_ENV
 from .compare import Varying, differences, place
 
 # Not copied to the fresh side: caches, builds, tools' state (node_modules is linked instead).
@@ -58,8 +59,9 @@ def fresh_copy(project: Path, destination: Path) -> Path:
 
 
 def fresh_env(cache_root: Path) -> dict[str, str]:
-    """FRESH=1 and every cache under ``cache_root`` (empty)."""
-    return {CACHE_DIR_ENV: str(cache_root), FRESH_ENV: "1"}
+    """FRESH=1, every cache under ``cache_root`` (empty), and no shared store (``FRESH`` skips
+    executed outputs only: a shared store would still serve diagrams and the wheel)."""
+    return {CACHE_DIR_ENV: str(cache_root), FRESH_ENV: "1", SHARED_STORE_ENV: ""}
 
 
 def check(project: Path, out: Path, env: dict[str, str] | None = None) -> list[str]:

@@ -433,7 +433,8 @@ def run_record(
         ran_on=block["ran_on"],
         kind="block",
         output_digest=digest(block["html"]),
-        expected_to_change=session.timed,
+        # A timing, or an output marked varying: never compared by ``verify`` as a fixed text.
+        expected_to_change=session.timed or fences.is_varying(options),
         environment=block.get("environment"),  # absent from entries stored without it
     )
 

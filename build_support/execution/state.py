@@ -239,6 +239,11 @@ KEPT_ELSEWHERE = {
     "build_support.execution.reads._hook_installed": "in a worker: the lock adding that hook once",
     "build_support.execution.reads._installed": "in a worker: an audit hook, never removed",
     "build_support.caching.cache._handler": "logging's handlers are per process, never reset",
+    "build_support.caching.shared_store._made": (
+        "the build's shared store, so its faults are said once and a store found down is asked "
+        "nothing more; made again when a build's settings are new (each `mkdocs serve` rebuild)"
+    ),
+    "build_support.caching.shared_store._made_lock": "the lock making that store once a build",
     "build_support.execution.myst._PARSERS": (
         "markdown-it's MyST parser, made once a process; it keeps no page's state"
     ),
