@@ -180,7 +180,13 @@ def test_a_build_whose_make_is_killed_stops_and_says_so(checkout):
         text=True,
         env=os.environ | {"PYTHONPATH": str(Path(site_swap.__file__).parents[1])},
     )
-    time.sleep(1.5)
+    # Killed once the builder is at a page (a fixed wait let a loaded machine kill it first).
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        noted = [progress.step(path) for path in (checkout / "site.builds").glob("*.progress")]
+        if any(text.startswith("page p") for text in noted):
+            break
+        time.sleep(0.05)
     parent.kill()
     said = parent.communicate()[1]
     for _ in range(50):
