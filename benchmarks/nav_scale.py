@@ -14,10 +14,15 @@ their own; the copy is built cold once (its outputs stored), then, in turns, --r
 - ours and stock again after one page's prose is edited (a build each: the edited page's render
   runs, every other page's is reused).
 
+With ``--store-work``, one more nothing-changed build of ours is watched for the project's own
+bookkeeping (issue 50): how many files of the store it wrote (a new file, or one replaced: a
+new inode; by cache), and how long the store's prune then takes (``FileStore.prune``, as
+``hooks/cache_store.py`` calls it at a build's end) and how many files the store holds.
+
 Prints medians and ratios; the issue's targets at 400 pages (nothing changed at most 0.25x
 stock; at 40 pages at most 1.0x) are printed as met or missed, never asserted.
 
-    python benchmarks/nav_scale.py [--pages 40,120] [--with-400] [--repeats 3]
+    python benchmarks/nav_scale.py [--pages 40,120] [--with-400] [--repeats 3] [--store-work]
 """
 
 from __future__ import annotations
@@ -110,7 +115,41 @@ def edit_prose(page: Path, turn: int) -> None:
     page.write_text(text.replace("\n", f"\n\nEdited prose {turn}.\n", 1), encoding="utf-8")
 
 
-def measure(where: Path, course_scale, pages: int, repeats: int) -> dict:
+def _inodes(store: Path) -> dict[Path, int]:
+    found = {}
+    for path in store.rglob("*"):
+        try:
+            if path.is_file():
+                found[path] = path.stat().st_ino
+        except OSError:
+            continue
+    return found
+
+
+def store_work(config: Path, env: dict[str, str]) -> dict:
+    """One nothing-changed build: the store's files it wrote, by cache; then one prune."""
+    from build_support.caching.store import LIMIT_BYTES, FileStore
+
+    store = config.parent / ".cache"
+    before = _inodes(store)
+    build(config, env)
+    after = _inodes(store)
+    written: dict[str, int] = {}
+    for path, inode in after.items():
+        if before.get(path) != inode:
+            cache = path.relative_to(store).parts[0]
+            written[cache] = written.get(cache, 0) + 1
+    started = time.perf_counter()
+    pruned = FileStore(store).prune(LIMIT_BYTES)
+    return {
+        "written": written,
+        "prune_s": time.perf_counter() - started,
+        "pruned": pruned,
+        "files": len(after),
+    }
+
+
+def measure(where: Path, course_scale, pages: int, repeats: int, watch: bool = False) -> dict:
     ours = course_scale.make_copy(where / "ours", pages, executed=True)
     with_pages_in_nav(ours, pages)
     stock = stock_site(where / "stock", course_scale, pages)
@@ -123,6 +162,7 @@ def measure(where: Path, course_scale, pages: int, repeats: int) -> dict:
     cold, log = build(configs["ours"], env)
     print(f"# {pages} pages: cold build {cold:.1f} s", flush=True)
     build(configs["stock"])  # its search plugin's and the theme's first run
+    work = store_work(configs["ours"], env) if watch else None
     times: dict[str, list[float]] = {name: [] for name in [*configs, "ours, edit", "stock, edit"]}
     reused = []
     for turn in range(1, repeats + 1):
@@ -138,7 +178,7 @@ def measure(where: Path, course_scale, pages: int, repeats: int) -> dict:
             if project == ours:
                 reused.append(_RENDERS.search(log))
     counts = [f"{found[1]}/{found[2]}" if found else "?" for found in reused]
-    return {"times": times, "reused": counts}
+    return {"times": times, "reused": counts, "store work": work}
 
 
 def report(pages: int, found: dict, repeats: int) -> None:
@@ -162,6 +202,17 @@ def report(pages: int, found: dict, repeats: int) -> None:
         f"{median['ours, edit'] / median['stock, edit']:.2f}x"
     )
     print(f"page renders reused (ours; then after each edit): {', '.join(found['reused'])}")
+    work = found.get("store work")
+    if work is not None:
+        written = ", ".join(f"{cache} {count}" for cache, count in sorted(work["written"].items()))
+        print(
+            f"store files written by a nothing-changed build: {sum(work['written'].values())}"
+            f" ({written or 'none'})"
+        )
+        print(
+            f"the store's prune after it: {work['prune_s'] * 1000:.1f} ms, "
+            f"{work['pruned']} pruned, {work['files']} files in the store"
+        )
 
 
 def main() -> None:
@@ -169,6 +220,11 @@ def main() -> None:
     parser.add_argument("--pages", default="40,120", help="page counts, comma-separated")
     parser.add_argument("--with-400", action="store_true", help="also 400 pages (cold: minutes)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--store-work",
+        action="store_true",
+        help="also the store files a nothing-changed build writes and the prune's time",
+    )
     args = parser.parse_args()
     counts = [int(count) for count in args.pages.split(",") if count]
     if args.with_400 and 400 not in counts:
@@ -178,7 +234,9 @@ def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for pages in counts:
-            results[pages] = measure(Path(tmp, f"n{pages}"), course_scale, pages, args.repeats)
+            results[pages] = measure(
+                Path(tmp, f"n{pages}"), course_scale, pages, args.repeats, args.store_work
+            )
             shutil.rmtree(Path(tmp, f"n{pages}"), ignore_errors=True)
     print(
         f"# benchmarks/nav_scale.py; Python {sys.version.split()[0]}; {os.cpu_count()} cores; "

@@ -1,5 +1,7 @@
 """Keeps the store of every cache (build_support/caching/store.py) within its bound: at the end
-of each build, the least recently used entries past ``LIMIT_BYTES`` are deleted."""
+of each build, the least recently used entries past ``LIMIT_BYTES`` are deleted. The store's
+size is kept per folder (``.usage.json``): a build counts again only the folders it changed,
+and every entry is walked only when the bound may be passed (``FileStore.prune``)."""
 
 from __future__ import annotations
 

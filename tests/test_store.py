@@ -234,6 +234,73 @@ def test_pruning_a_store_that_cannot_be_changed_leaves_it_and_goes_on(files, mon
     assert len(files.entries()) == 4
 
 
+def _stored_bytes(files: FileStore) -> int:
+    """The entries' bytes, counted here (not by ``FileStore.entries``, which ``walks`` counts)."""
+    return sum(path.stat().st_size for path in files.root.glob("*/??/*"))
+
+
+@pytest.fixture
+def walks(files, monkeypatch) -> list[int]:
+    """How many times ``prune`` walked every entry of ``files`` (``FileStore.entries``); folder
+    mtimes trusted at once (a test writes within the racy interval)."""
+    walked: list[int] = []
+    every_entry = FileStore.entries
+
+    def counted(self, cache="*"):
+        walked.append(1)
+        return every_entry(self, cache)
+
+    monkeypatch.setattr(FileStore, "entries", counted)
+    monkeypatch.setattr(store_module, "RACY_S", 0.0)
+    return walked
+
+
+def test_a_prune_that_cannot_pass_the_bound_walks_no_entry_and_one_that_does_prunes(files, walks):
+    """Issue 50: pruning in proportion to what changed. The store's size is kept per folder in
+    ``.usage.json``; a prune counts again only the folders whose mtime moved, and walks every
+    entry only when the total may pass the bound."""
+    keys = [key_of(str(n)) for n in range(40)]
+    for key in keys[:30]:
+        files.put("execution", key, Entry(b"x" * 1000))
+    assert files.prune(limit_bytes=100_000) == 0 and len(walks) == 1  # no record yet: a walk
+    assert (files.root / store_module.USAGE).exists()
+
+    counted = files.folders_counted
+    assert files.prune(limit_bytes=100_000) == 0  # nothing written since: no entry walked,
+    assert len(walks) == 1 and files.folders_counted == counted  # no folder counted again
+
+    files.put("diagrams", keys[30], Entry(b"y" * 1000))  # a build that stores one entry
+    assert files.prune(limit_bytes=100_000) == 0
+    assert len(walks) == 1 and files.folders_counted == counted + 1  # its folder, only
+
+    for key in keys[31:]:  # entries that take the store past the bound
+        files.put("execution", key, Entry(b"z" * 1000))
+    assert _stored_bytes(files) > 35_000
+    removed = files.prune(limit_bytes=35_000)
+    assert len(walks) == 2 and removed > 0  # passed: every entry walked, the least used pruned
+    assert _stored_bytes(files) <= 35_000 * store_module.PRUNE_TO
+    assert files.prune(limit_bytes=35_000) == 0 and len(walks) == 2  # counted after pruning:
+    assert files.prune(limit_bytes=35_000) == 0 and len(walks) == 2  # no walk again
+
+
+def test_a_replaced_entry_or_a_lost_record_is_counted_and_a_walk_comes_every_so_often(
+    files, walks, monkeypatch
+):
+    key = key_of("one")
+    files.put("execution", key, Entry(b"x" * 1000))
+    assert files.prune(limit_bytes=5_000) == 0 and len(walks) == 1
+    files.put("execution", key, Entry(b"x" * 9000))  # the same key, larger: counted again
+    assert files.prune(limit_bytes=5_000) == 1 and len(walks) == 2
+    (files.root / store_module.USAGE).write_text("not JSON")  # a record that cannot be read
+    assert files.prune(limit_bytes=5_000) == 0 and len(walks) == 3  # costs a walk, no more
+    monkeypatch.setattr(store_module, "WALK_EVERY", 3)
+    for _ in range(2):
+        files.prune(limit_bytes=5_000)
+    assert len(walks) == 3
+    files.prune(limit_bytes=5_000)  # the WALK_EVERY-th: stale temporary files go then
+    assert len(walks) == 4
+
+
 def test_make_clean_empties_the_store_wherever_it_is(tmp_path):
     elsewhere = tmp_path / "shared-cache"
     FileStore(elsewhere).put("wheel", KEY, Entry(b"PK"))

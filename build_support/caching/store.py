@@ -15,6 +15,21 @@ build's ``cache_dir`` setting (build_support/settings.py: ``.cache/`` in the pro
   (a hit refreshes an entry's mtime) until the store is under 3/4 of it. A build calls it at
   its end (hooks/cache_store.py).
 
+Pruning walks every file of the store only when it may have to delete one. The store's size
+is kept in ``.usage.json`` at its root, per folder (``<cache>/<key[:2]>``): the folder's mtime
+when it was last counted and the bytes of its entries then. Every write, replacement or
+deletion of an entry renames or unlinks a file in its folder, which changes the folder's mtime
+(a hit's ``os.utime`` changes the entry's, not the folder's): ``prune`` stats the folders
+(some 1,500 where the store has 24,000 entries), counts again only those whose mtime moved,
+and walks every entry only when that total passes the bound (then it deletes the least
+recently used, as above), when there is no usable record, or once every ``WALK_EVERY``
+prunes (stale temporary files of dead writers go then, and any drift is corrected). A folder
+whose mtime is within ``RACY_S`` of its count is counted again the next time (a file system
+with coarse mtimes could hide a write made in the same tick). The record is written
+atomically, as entries are, and only by the build holding ``PRUNE_LOCK``; a record that
+cannot be read or written costs a full walk, never a wrong deletion: it can only make the
+store be walked more often.
+
 ``Store`` is the interface; ``FileStore`` its file-system implementation, which raises
 ``EntryFault`` for an entry it cannot use and ``WriteFault`` for one it cannot write. The
 caches use it through ``build_support.caching.cache.Cache``, which turns either into a miss;
@@ -45,6 +60,10 @@ some two hundred such builds' entries (branches, device settings), on 200 MB of 
 (and one build's new entries, until its end)."""
 PRUNE_TO = 0.75  # pruning goes below the bound, so that the next builds need not prune again
 STALE_TEMP_S = 3600  # a temporary file this old was left by a writer that died
+
+WALK_EVERY = 100  # prunes between two walks of every entry where the bound is never near
+RACY_S = 2.0  # a folder's mtime this close to its count is not trusted (coarse mtimes)
+USAGE = ".usage.json"  # the store's size per folder, at its root (see above)
 
 _KEY = re.compile(r"[0-9A-Za-z_-]{8,128}")
 PRUNE_LOCK = ".prune.lock"
@@ -163,6 +182,18 @@ def prune_least_used(files: list[tuple[Path, os.stat_result]], limit_bytes: int)
     return removed
 
 
+def _is_stored(path: Path, folder: str | None = None) -> bool:
+    """An entry of the store's layout (its key, in the folder of its first two letters), or a
+    writer's temporary file."""
+    folder = path.parent.name if folder is None else folder
+    entry = _KEY.fullmatch(path.name) is not None and path.name[:2] == folder
+    return entry or path.name.startswith(".tmp-")
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(n, int) for n in value)
+
+
 def store_root(project_root: Path) -> Path:
     """The store's folder: the ``cache_dir`` setting of the project's build."""
     from ..settings import current  # here: the rest of this module needs the standard library only
@@ -188,6 +219,8 @@ class FileStore(Store):
     root: Path
     umask: int = field(default_factory=read_umask, repr=False, compare=False)
     """The mode bits an entry withholds: the process's umask when the store is made."""
+    folders_counted: int = field(default=0, repr=False, compare=False)
+    """How many folders ``prune`` counted again (their mtime moved), in this object's life."""
 
     def path(self, cache: str, key: str) -> Path:
         return self.root / entry_path(cache, key)
@@ -226,8 +259,7 @@ class FileStore(Store):
         """Every file of the store's own layout (nothing else under the root is touched)."""
         found = []
         for path in self.root.glob(f"{cache}/??/*"):
-            entry = _KEY.fullmatch(path.name) and path.name[:2] == path.parent.name
-            if entry or path.name.startswith(".tmp-"):
+            if _is_stored(path):
                 try:
                     found.append((path, path.stat()))
                 except OSError:
@@ -239,6 +271,19 @@ class FileStore(Store):
             return self._prune(limit_bytes) if alone else 0  # another build prunes it now
 
     def _prune(self, limit_bytes: int) -> int:
+        """Count the folders that changed; walk every entry only where the bound may be
+        passed, there is no record, or ``WALK_EVERY`` prunes have gone by (module docstring)."""
+        record = self._read_usage()
+        if record is not None and record["prunes"] + 1 < WALK_EVERY:
+            folders = self._counted(record["folders"])
+            if sum(size for _, size in folders.values()) <= limit_bytes:
+                self._write_usage({"folders": folders, "prunes": record["prunes"] + 1})
+                return 0  # the bound cannot be passed: no entry is walked
+        removed = self._walk_and_prune(limit_bytes)
+        self._write_usage({"folders": self._counted({}), "prunes": 0})
+        return removed
+
+    def _walk_and_prune(self, limit_bytes: int) -> int:
         entries, now = [], time.time()
         for path, stat in self.entries():
             if path.name.startswith(".tmp-") and now - stat.st_mtime > STALE_TEMP_S:
@@ -248,11 +293,63 @@ class FileStore(Store):
             entries.append((path, stat))
         return prune_least_used(entries, limit_bytes)
 
+    def _counted(self, known: dict[str, list[int]]) -> dict[str, list[int]]:
+        """``{"<cache>/<xx>": [mtime_ns, bytes]}`` for every folder of the store: a folder
+        whose mtime is the one ``known`` holds keeps its count; another is counted again
+        (recorded as mtime -1 where racy: counted again the next time)."""
+        counted, now = {}, time.time_ns()
+        for folder in self.root.glob("*/??"):
+            name = f"{folder.parent.name}/{folder.name}"
+            try:
+                mtime = folder.stat().st_mtime_ns
+            except OSError:
+                continue
+            before = known.get(name)
+            if before is not None and before[0] == mtime:
+                counted[name] = before
+                continue
+            self.folders_counted += 1
+            size = 0
+            with contextlib.suppress(OSError), os.scandir(folder) as found:
+                for item in found:
+                    if _is_stored(Path(item.name), folder.name):
+                        with contextlib.suppress(OSError):
+                            size += item.stat().st_size
+            racy = now - mtime < RACY_S * 1e9
+            counted[name] = [-1 if racy else mtime, size]
+        return counted
+
+    def _read_usage(self) -> dict[str, Any] | None:
+        try:
+            record = json.loads((self.root / USAGE).read_text(encoding="utf-8"))
+            folders, prunes = record["folders"], record["prunes"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        shaped = isinstance(folders, dict) and isinstance(prunes, int)
+        if not shaped or not all(_is_count(value) for value in folders.values()):
+            return None
+        return record
+
+    def _write_usage(self, record: dict[str, Any]) -> None:
+        """Atomically, as an entry; a store that cannot keep it is walked the next time."""
+        temporary = None
+        try:
+            handle, temporary = tempfile.mkstemp(dir=self.root, prefix=".tmp-usage-")
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump(record, file, sort_keys=True, separators=(",", ":"))
+                os.fchmod(file.fileno(), 0o666 & ~self.umask)
+            os.replace(temporary, self.root / USAGE)
+        except OSError:
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    Path(temporary).unlink()
+
     def clear(self) -> int:
         """Delete every entry (``make clean``), then the folders left empty; return how many."""
         entries = self.entries()
         for path, _ in entries:
             path.unlink(missing_ok=True)
+        (self.root / USAGE).unlink(missing_ok=True)
         for folder in sorted({path.parent for path, _ in entries}, reverse=True):
             for empty in (folder, folder.parent):
                 with contextlib.suppress(OSError):
