@@ -47,7 +47,7 @@ class Serving:
     served: Path | None = None  # the folder the server serves
     lock: build_lock.RebuildLock = field(default_factory=build_lock.RebuildLock)
     # A notebook still running when a rebuild ended asks for another once it is done
-    # (``execution/notebooks.py``): a file written into a folder the server watches, its public
+    # (``notebooks/kernels.py``): a file written into a folder the server watches, its public
     # way to rebuild. Asked before the server watches (the first build), it is written once it
     # does; asked from any thread.
     rebuilds_folder: Path | None = None

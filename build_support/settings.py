@@ -111,7 +111,7 @@ class BuildSettings(base.Config):
     executor = Address()
     """Where the sessions a build runs ahead go: unset (the default), this machine's warm
     workers; a Dask scheduler's address (``make build EXECUTOR=tcp://host:8786``), that
-    cluster's workers, each session in a fresh worker process there (execution/remote.py)."""
+    cluster's workers, each session in a fresh worker process there (cluster/client.py)."""
 
     executor_wait_s = Positive(default=60, unit="seconds")
     """With an ``executor``: how long the build waits for its scheduler, and for a worker that

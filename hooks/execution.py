@@ -26,13 +26,9 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 from build_support import serve_staging, settings
-from build_support.execution import (
-    notebook_formats,
-    notebook_page,
-    progress,
-    sessions,
-    state,
-)
+from build_support.execution import progress, sessions, state
+from build_support.notebooks import formats as notebook_formats
+from build_support.notebooks import page as notebook_page
 from build_support.publishing import record, report
 
 log = logging.getLogger("mkdocs.hooks.execution")

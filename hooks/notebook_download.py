@@ -17,13 +17,13 @@ import shutil
 from pathlib import Path
 
 from build_support.caching.cache import Cache, key_of
-from build_support.execution import notebooks
+from build_support.notebooks import kernels
 
 # What the .ipynb is made with: its key in the store, beside the jupytext source's text, so
 # that a build where nothing changed neither imports jupytext nor converts again.
 _MADE_BY = (
     Path(__file__).read_bytes(),
-    Path(notebooks.__file__).read_bytes(),  # read_jupytext: its cell ids
+    Path(kernels.__file__).read_bytes(),  # read_jupytext: its cell ids
     *(f"{name} {importlib.metadata.version(name)}" for name in ("jupytext", "nbformat")),
     platform.python_version(),
 )
@@ -46,7 +46,7 @@ def notebook_text(source: Path) -> str:
     if text is None:
         import jupytext  # only where it converts
 
-        text = jupytext.writes(notebooks.read_jupytext(source), fmt="ipynb")
+        text = jupytext.writes(kernels.read_jupytext(source), fmt="ipynb")
         text += "" if text.endswith("\n") else "\n"  # as jupytext.write ends a file
         _cache["ipynb"].write_text(key, text)
     return text

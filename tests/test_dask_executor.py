@@ -1,5 +1,5 @@
 """Sessions run on a Dask cluster (``extra.build.executor``, ``EXECUTOR=tcp://...``:
-build_support/execution/remote.py, remote_task.py): a ``dask scheduler`` and ``dask worker``
+build_support/cluster/client.py, on_worker.py): a ``dask scheduler`` and ``dask worker``
 processes on 127.0.0.1 (one started with ``--resources GPU=1``: a CPU standing in for a GPU, for
 the routing), each with a ``--local-directory`` of its own, and a small site built against them.
 
@@ -28,7 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from build_support.execution import plan, remote, remote_task
+from build_support.cluster import client as cluster_client
+from build_support.cluster import on_worker
+from build_support.execution import plan
 from build_support.settings import EXECUTOR_ENV
 from testkit.build import mkdocs_build
 from testkit.small_site import site_config
@@ -220,7 +222,7 @@ def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local
     # the checkout (which the workers' Python, this one, would import otherwise).
     for name in ("cpu", "gpu"):
         local = re.escape(str(cluster.folder / f"{name}-local"))
-        bundles = rf"code from {local}/\S+/{remote_task.BUNDLES}/[0-9a-f]{{64}}\)"
+        bundles = rf"code from {local}/\S+/{on_worker.BUNDLES}/[0-9a-f]{{64}}\)"
         assert len(re.findall(bundles, result.stderr)) == (4 if name == "cpu" else 1)
     assert "reused" not in re.sub(r"\d+ reused", "", result.stderr)  # every block ran there
 
@@ -268,7 +270,7 @@ def test_no_worker_and_a_worker_whose_environment_differs_fail_the_build_naming_
     other = cluster.address_of("other")
     refused = build(site, cluster.address)
     assert refused.returncode != 0
-    ours = remote_task.environment()["distributions"]["numpy"]
+    ours = on_worker.environment()["distributions"]["numpy"]
     said = (
         f"the Dask worker {other} was refused: its environment differs from the build's "
         f"(numpy 1.0.0 there, {ours} here)"
@@ -276,7 +278,7 @@ def test_no_worker_and_a_worker_whose_environment_differs_fail_the_build_naming_
     assert said in refused.stderr, refused.stderr[-3000:]
     assert re.search(r"page a\.md, block 'first' failed: not run: .*numpy 1\.0\.0", refused.stderr)
     assert not ran_on_cluster(refused.stderr)  # nothing ran on it
-    assert not (cluster.folder / "other-local" / remote_task.BUNDLES).exists()
+    assert not (cluster.folder / "other-local" / on_worker.BUNDLES).exists()
 
 
 SLOW = """\
@@ -350,9 +352,9 @@ def test_a_gpu_page_never_runs_on_this_cpu_without_a_cluster(tmp_path):
 
 def test_without_an_executor_nothing_of_dask_is_imported():
     check = (
-        "import sys; from build_support.execution import remote, state; "
-        "from build_support.section import ROOT; "
-        "assert remote.cluster_of(ROOT, lambda: None) is None; "
+        "import sys; from build_support.cluster.client import cluster_of; "
+        "from build_support.execution import state; from build_support.section import ROOT; "
+        "assert cluster_of(ROOT, lambda: None) is None; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     )
     env = {k: v for k, v in os.environ.items() if k != EXECUTOR_ENV}
@@ -385,24 +387,28 @@ def test_the_executor_setting_takes_a_scheduler_address_or_nothing(tmp_path):
 
 
 def test_a_worker_environment_differs_by_each_thing_named():
-    ours = remote_task.environment()
-    assert remote_task.differences(ours, ours, gpu=False) == []
+    ours = on_worker.environment()
+    assert on_worker.differences(ours, ours, gpu=False) == []
     other = json.loads(json.dumps(ours))
     other["python"] = "CPython 3.0.1"
     other["distributions"]["jax"] = "0.0.1"
     other["distributions"]["jax-cuda12-plugin"] = "9.9"
-    said = remote_task.differences(ours, other, gpu=False)
+    said = on_worker.differences(ours, other, gpu=False)
     assert f"python CPython 3.0.1 there, {ours['python']} here" in said
     assert f"jax 0.0.1 there, {ours['distributions']['jax']} here" in said
     assert "jax-cuda12-plugin 9.9 there (a JAX backend), none here" in said
     del other["distributions"]["jax"]
-    gpu_said = remote_task.differences(ours, other, gpu=True)  # a GPU worker's plugin is its own
+    gpu_said = on_worker.differences(ours, other, gpu=True)  # a GPU worker's plugin is its own
     assert gpu_said == [
         f"python CPython 3.0.1 there, {ours['python']} here",
         f"jax missing there, {ours['distributions']['jax']} here",
     ]
-    assert remote.forwarded(False, {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "x", "HOME": "/"}) == {
+    assert cluster_client.forwarded(
+        False, {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "x", "HOME": "/"}
+    ) == {
         "JAX_PLATFORMS": "cpu",
         "XLA_FLAGS": "x",
     }
-    assert remote.forwarded(True, {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "x"}) == {"XLA_FLAGS": "x"}
+    assert cluster_client.forwarded(True, {"JAX_PLATFORMS": "cpu", "XLA_FLAGS": "x"}) == {
+        "XLA_FLAGS": "x"
+    }

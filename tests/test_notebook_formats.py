@@ -1,5 +1,5 @@
 """Notebooks as the ecosystem writes them become pages as their authors meant them
-(build_support/execution/notebook_formats.py, notebook_html.py, myst.py): MyST Markdown and
+(build_support/notebooks/formats.py, jupyter_book.py, myst.py): MyST Markdown and
 ``.ipynb`` notebooks execute at build, with the same cache and errors as jupytext's; their cell
 tags act as Jupyter Book acts on them; their MyST becomes what it means, never literal braces;
 no prompt column. Two of JAX's own tutorials (tests/data/jax/, Apache-2.0, see its README) run
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from build_support.execution import myst
+from build_support.notebooks import myst
 from testkit.build import mkdocs_build
 from testkit.small_site import hook, site_config
 

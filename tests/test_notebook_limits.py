@@ -1,5 +1,5 @@
-"""A notebook keeps every limit a block keeps, while it runs (build_support/execution/
-notebooks.py): output past the limit in any cell, the last included, fails the
+"""A notebook keeps every limit a block keeps, while it runs (build_support/notebooks/
+kernels.py): output past the limit in any cell, the last included, fails the
 build naming that cell; a cell past its time fails it with one line, no kernel traceback before
 it; nothing a cell detaches outlives the build (the kernel is a child subreaper, its tree ended).
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from build_support.execution.notebooks import KernelLimits
+from build_support.notebooks.kernels import KernelLimits
 from testkit.build import mkdocs_build
 from testkit.small_site import site_config
 

@@ -134,7 +134,7 @@ def test_a_notebooks_reach_is_read_from_its_code_cells_magics_and_all():
     import ast
     import json
 
-    from build_support.execution.notebook_page import code_cells
+    from build_support.notebooks.page import code_cells
 
     cells = [
         {"cell_type": "markdown", "source": ["# {func}`jax.jit` and examples.counting\n"]},

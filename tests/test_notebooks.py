@@ -1,4 +1,4 @@
-"""Notebooks run beside the build (build_support.execution.notebooks); timed blocks wait for
+"""Notebooks run beside the build (build_support.notebooks.kernels); timed blocks wait for
 them."""
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ import threading
 import pytest
 
 from build_support import settings
-from build_support.execution import executor, notebooks, sessions, state
+from build_support.execution import executor, sessions, state
+from build_support.notebooks import kernels
 from testkit.project import MEASURED_PAGE, ROOT, SECTION_PAGE
 
 TIMEOUT_S = settings.read(ROOT).cell_timeout_s
 
 
-def limits() -> notebooks.KernelLimits:
+def limits() -> kernels.KernelLimits:
     """A kernel's limits, as a build sets them (each run its own: they keep what it used)."""
-    return notebooks.KernelLimits(settings.read(ROOT).memory_limit_gib * 2**30)
+    return kernels.KernelLimits(settings.read(ROOT).memory_limit_gib * 2**30)
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def a_build(tmp_path, monkeypatch):
 
 @pytest.fixture
 def a_notebook_still_running(a_build, monkeypatch):
-    run = notebooks.NotebookRun("notebooks/a.py")
+    run = kernels.NotebookRun("notebooks/a.py")
     a_build.notebooks.runs["notebooks/a.py"] = run
     ran = []
     monkeypatch.setattr(
@@ -60,16 +61,16 @@ def test_a_timed_block_waits_for_the_notebooks_and_others_do_not(a_notebook_stil
 def test_cells_done_is_set_after_the_last_cell_and_also_when_a_cell_fails(tmp_path):
     good = tmp_path / "good.py"
     good.write_text("# %%\nx = 1\n\n# %% [markdown]\n# text\n\n# %%\nprint(x + 1)\n")
-    run = notebooks.NotebookRun("good.py", kernel=limits())
-    notebook, seconds = notebooks.execute_notebook(good, "", run, TIMEOUT_S)
+    run = kernels.NotebookRun("good.py", kernel=limits())
+    notebook, seconds = kernels.execute_notebook(good, "", run, TIMEOUT_S)
     assert run.cells_done.is_set() and seconds > 0
     assert notebook.cells[-1].outputs[0]["text"] == "2\n"
 
     bad = tmp_path / "bad.py"
     bad.write_text("# %%\nx = 1\n\n# %%\nraise ValueError('broken cell')\n")
-    run = notebooks.NotebookRun("bad.py", kernel=limits())
-    with pytest.raises(notebooks.NotebookError, match=r"bad.py: cell 2 \(raise ValueError"):
-        notebooks.execute_notebook(bad, "", run, TIMEOUT_S)
+    run = kernels.NotebookRun("bad.py", kernel=limits())
+    with pytest.raises(kernels.NotebookError, match=r"bad.py: cell 2 \(raise ValueError"):
+        kernels.execute_notebook(bad, "", run, TIMEOUT_S)
     assert run.cells_done.is_set()
 
 
@@ -80,8 +81,8 @@ def test_the_kernel_is_reached_over_unix_sockets_removed_after_the_run(tmp_path,
         "# %%\nimport json\nfrom ipykernel import get_connection_info\n"
         "info = json.loads(get_connection_info())\nprint(info['transport'], info['ip'])\n"
     )
-    where = notebooks.NotebookRun("where.py", kernel=limits())
-    ran, _ = notebooks.execute_notebook(notebook, "", where, TIMEOUT_S)
+    where = kernels.NotebookRun("where.py", kernel=limits())
+    ran, _ = kernels.execute_notebook(notebook, "", where, TIMEOUT_S)
     transport, ip = ran.cells[0].outputs[0]["text"].split()
     assert transport == "ipc" and os.path.isabs(ip)
     assert not os.path.exists(os.path.dirname(ip))  # the sockets' folder, gone with the kernel
@@ -91,8 +92,8 @@ def test_the_kernel_is_reached_over_unix_sockets_removed_after_the_run(tmp_path,
 def test_a_hanging_cell_fails_naming_the_notebook_and_the_cell(tmp_path):
     hangs = tmp_path / "hangs.py"
     hangs.write_text("# %%\nx = 1\n\n# %%\nimport time\ntime.sleep(600)\n")
-    with pytest.raises(notebooks.NotebookError) as error:
-        notebooks.execute_notebook(hangs, "", notebooks.NotebookRun("hangs.py", kernel=limits()), 2)
+    with pytest.raises(kernels.NotebookError) as error:
+        kernels.execute_notebook(hangs, "", kernels.NotebookRun("hangs.py", kernel=limits()), 2)
     assert "hangs.py: cell 2 (import time) did not finish within 2 s" in str(error.value)
 
 

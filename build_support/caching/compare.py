@@ -48,8 +48,8 @@ _MACHINE = re.compile(r"(?:on this build|on the machine that built it then): (.*
 SIDES = ("cached", "fresh")
 """How the two sides are named in what is reported, by default (``make check-cache``)."""
 
-# A notebook's cells on its page: ``notebook_html.py``'s, and mkdocs-jupyter's (a jupytext
-# ``.py``), whose ids are ``cell-id=`` and the cell's id (``notebooks.read_jupytext``).
+# A notebook's cells on its page: ``notebooks/jupyter_book.py``'s, and mkdocs-jupyter's (a
+# jupytext ``.py``), whose ids are ``cell-id=`` and the cell's id (``kernels.read_jupytext``).
 _CELLS = 'div.notebook-cell[id^="cell-"], div.jp-Cell[id^="cell-id=cell-"]'
 _CELL_OUTPUTS = ".notebook-output, .jp-Cell-outputWrapper"
 _EXPECTED_OUTPUTS = "expected-outputs.json"  # the wheel's: each shown block's output
@@ -82,7 +82,9 @@ class Varying:
         """The marks in ``docs`` (the project's ``docs_dir``): each Markdown page's fences
         with ``varying="yes"`` (read as the build reads them, ``fences.on_page``) and each
         notebook's cells tagged ``varying-output`` (numbered as the build numbers them)."""
-        from ..execution import fences, notebook_formats, notebooks
+        from ..execution import fences
+        from ..notebooks import formats as notebook_formats
+        from ..notebooks import kernels
 
         found = cls()
         for path in sorted(docs.rglob("*")):
@@ -100,11 +102,11 @@ class Varying:
                         found.expected.add((src_uri, fences.block_id(fence.options)))
                 continue
             try:
-                notebook = notebooks.read_notebook(path)
+                notebook = kernels.read_notebook(path)
             except Exception:  # not a notebook (a snippet): nothing marked
                 continue
             for number, cell in enumerate(notebook.cells, start=1):
-                if notebooks.VARYING_TAG in (cell.get("metadata", {}).get("tags") or []):
+                if kernels.VARYING_TAG in (cell.get("metadata", {}).get("tags") or []):
                     found.cells.setdefault(page, set()).add(number)
         return found
 

@@ -46,7 +46,7 @@ backend_report, machine_label, environment
 """
 """What the build itself calls in the package for an output of code that uses jax or the
 package, in the block's worker or the notebook's kernel: the "computed on" label and a timing's
-caption (``execution/worker.py``: ``ran_on``, ``machine_label``; ``notebooks.WHERE_IT_RAN``)
+caption (``execution/worker.py``: ``ran_on``, ``machine_label``; ``kernels.WHERE_IT_RAN``)
 and the environment the record holds (``environment``). In a key as what it is, one
 ingredient of its own (``Environment.build_calls``): what these calls reach, never added to the
 output's code's reach, so a notebook that never imports the package is not keyed on the

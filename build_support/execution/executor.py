@@ -16,7 +16,7 @@ itself once ``print`` passes ``MAX_OUTPUT_BYTES``; the build bounds the replies 
 stdout/stderr it forwards, so its own memory stays small); memory (the worker's and its
 descendants', read every ``POLL_S``). Any other end of a worker (``os._exit``, a signal, a
 crash) is the block's failure, named with its status. A notebook's kernel gets the same three
-limits (``notebooks.KernelLimits``).
+limits (``notebooks/kernels.py``: ``KernelLimits``).
 
 On Linux a worker is forked from the template process (``template.py``): milliseconds, where an
 interpreter importing JAX takes seconds. Elsewhere (macOS: forking a process that has loaded

@@ -11,7 +11,7 @@ code and every option). A failure is the block's, raised in its page's turn. Tim
 side by side: a timed session is never run ahead, and while a timed block runs (``paused``) no
 job starts and none is running. ``stop`` cancels what has not started.
 
-With a cluster (``extra.build.executor``: ``remote.py``) every job is submitted to it instead,
+With a cluster (``extra.build.executor``: ``cluster/``) every job is submitted to it instead,
 never cancelled: its page waits for its replies, and a job the cluster could not run fails its
 blocks in their page's turn (``Refused``), never run here instead. A page whose front matter says
 ``execution: {gpu: true}`` (``needs_gpu``) has its jobs sent to GPU workers; its sessions never
@@ -82,7 +82,7 @@ class Job:
 
 
 class Cluster(Protocol):
-    """Where jobs run when not on this machine (``remote.Cluster``)."""
+    """Where jobs run when not on this machine (``cluster/client.py``: ``Cluster``)."""
 
     def submit(self, job: Job) -> Future[None]: ...
 

@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 from .. import settings
 from ..caching.cache import ExecutionCache, Lookup, key_of
 from ..caching.environment import Environment
+from ..cluster import client as cluster_client
+from ..notebooks.kernels import Notebooks, NotebookThreads
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
 from ..section import PACKAGE
-from . import compile_cache, fences, remote
+from . import compile_cache, fences
 from .executor import (
     DEFAULT_TIMEOUT_S,
     MAX_OUTPUT_BYTES,
@@ -37,7 +39,6 @@ from .executor import (
     LocalExecutor,
 )
 from .guard import Failing
-from .notebooks import Notebooks, NotebookThreads
 from .plan import RunAhead
 
 if TYPE_CHECKING:
@@ -116,8 +117,8 @@ class BuildState:
     _workers_start_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        # On the Dask cluster extra.build.executor names, if any (``remote.py``).
-        cluster = remote.cluster_of(self.project_root, lambda: self._for_workers[0])
+        # On the Dask cluster extra.build.executor names, if any (``cluster/client.py``).
+        cluster = cluster_client.cluster_of(self.project_root, lambda: self._for_workers[0])
         self.ahead = RunAhead(self.take_worker, cluster=cluster)
         self.failing = Failing(PROCESS.serving)
 
@@ -244,7 +245,7 @@ KEPT_ELSEWHERE = {
         "nothing more; made again when a build's settings are new (each `mkdocs serve` rebuild)"
     ),
     "build_support.caching.shared_store._made_lock": "the lock making that store once a build",
-    "build_support.execution.myst._PARSERS": (
+    "build_support.notebooks.myst._PARSERS": (
         "markdown-it's MyST parser, made once a process; it keeps no page's state"
     ),
     "build_support.publishing.wheel_build.builder_version": "hatchling's, read once a process",

@@ -11,7 +11,7 @@ acted on (``TAGS``).
   shown, never run (nbclient).
 
 Where the notebook prints no ``computed on ...`` label of its own, the page ends with the one
-the build had its kernel say (``notebooks.WHERE_IT_RAN``), as a block's. Each code cell's
+the build had its kernel say (``kernels.WHERE_IT_RAN``), as a block's. Each code cell's
 ``<div>`` has the id ``cell-N``: ``N`` numbers the notebook's cells as the
 build's errors name them (code and text alike, as Jupyter counts them). Outputs: printed text,
 ``text/html``, images (PNG, JPEG, GIF inline; SVG as an image), ``text/markdown``, plain text;

@@ -1,5 +1,5 @@
 """A notebook's page through the build: its run reused from the execution cache or started in
-the background (``start_notebooks``; the runs: ``notebooks.py``), its page rendered by
+the background (``start_notebooks``; the runs: ``kernels.py``), its page rendered by
 mkdocs-jupyter from the executed notebook or reused, and its run recorded as a ``Run``.
 
 A page is reused for the same executed notebook and plugin options: nbconvert compiles its
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from ..caching.cache import canonical, digest
 from ..caching.environment import tool_versions
 from ..publishing.runs import Run
-from . import myst, notebook_formats, notebook_html, notebooks
+from . import formats, jupyter_book, kernels, myst
 
 if TYPE_CHECKING:
-    from .state import BuildState
+    from ..execution.state import BuildState
 
 _PRINTED_LABEL = re.compile(r"computed on [^<\n]+")  # where the kernel said it ran
 STILL_RUNNING = "still running (make serve)"  # where a run still going on ran, recorded
@@ -45,7 +45,7 @@ NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
 def start_notebooks(
     build: BuildState, pages: list[tuple[str, Path, str]], kernel_name: str
 ) -> None:
-    """Each notebook (``src_uri``, its path, its format: ``notebook_formats``) reused from the
+    """Each notebook (``src_uri``, its path, its format: ``formats.py``) reused from the
     cache, or run in the background; a run's notebook is stored once its cells have all run.
     An ``.ipynb`` that asks to be shown as stored is read, not run."""
     import nbformat
@@ -54,18 +54,16 @@ def start_notebooks(
         build.notebooks.kinds[src_uri] = kind
         build.notebooks.paths[src_uri] = path
         source = path.read_text(encoding="utf-8")
-        if kind == notebook_formats.KIND_IPYNB and notebook_formats.shown_as_stored(
-            json.loads(source)
-        ):
-            run = notebooks.NotebookRun(src_uri, ran=False, reasons=[notebook_formats.STORED])
-            run.result.set_result(notebooks.read_notebook(path))
+        if kind == formats.KIND_IPYNB and formats.shown_as_stored(json.loads(source)):
+            run = kernels.NotebookRun(src_uri, ran=False, reasons=[formats.STORED])
+            run.result.set_result(kernels.read_notebook(path))
             run.cells_done.set()
             build.notebooks.runs[src_uri] = run
             continue
         ingredients = build.environment.ingredients(
             code_cells(kind, source), source=digest(source), kernel=kernel_name
         )
-        run = notebooks.NotebookRun(src_uri, says_where=kind != notebook_formats.KIND_JUPYTEXT)
+        run = kernels.NotebookRun(src_uri, says_where=kind != formats.KIND_JUPYTEXT)
         build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
         running = build.notebooks.threads.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
@@ -100,9 +98,9 @@ def code_cells(kind: str, source: str) -> str:
     line a ``pass``. Its Markdown, or the JSON around the cells, would not parse, and the key
     would hold the whole package. Read without jupytext: a build whose notebooks are all
     cached never imports it."""
-    if kind == notebook_formats.KIND_JUPYTEXT:
+    if kind == formats.KIND_JUPYTEXT:
         return source
-    if kind == notebook_formats.KIND_IPYNB:
+    if kind == formats.KIND_IPYNB:
         cells = [
             "".join(cell.get("source", ""))
             if isinstance(cell.get("source"), list)
@@ -150,9 +148,7 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
     from mkdocs.exceptions import PluginError
 
     src_uri = page.file.src_uri
-    if build.notebooks.kinds.get(src_uri, notebook_formats.KIND_JUPYTEXT) != (
-        notebook_formats.KIND_JUPYTEXT
-    ):
+    if build.notebooks.kinds.get(src_uri, formats.KIND_JUPYTEXT) != (formats.KIND_JUPYTEXT):
         _render_as_jupyter_book(build, page, files)
         return
     if still_running(build, src_uri):  # mkdocs serve: shown as it is, said so
@@ -163,7 +159,7 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
     try:
         text = nbformat.writes(build.notebooks.runs[src_uri].result.result())
     except Exception as error:  # a NotebookError names its cell in a line; another is shown whole
-        apart = " " if isinstance(error, notebooks.NotebookError) else "\n"
+        apart = " " if isinstance(error, kernels.NotebookError) else "\n"
         raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
 
     def from_executed(config, files):
@@ -180,7 +176,7 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
 
 
 def _render_as_jupyter_book(build: BuildState, page, files) -> None:
-    """An ``.ipynb`` or MyST notebook's page (``notebook_html``): from its executed copy (a
+    """An ``.ipynb`` or MyST notebook's page (``jupyter_book.py``): from its executed copy (a
     failed run fails the build); under ``mkdocs serve``, while its run goes on, from its source
     without outputs, said so. Rendered on every build: it is quick, and its links depend on the
     other pages."""
@@ -190,19 +186,19 @@ def _render_as_jupyter_book(build: BuildState, page, files) -> None:
     src_uri = page.file.src_uri
     running = still_running(build, src_uri)
     if running:
-        notebook = notebooks.read_notebook(Path(page.file.abs_src_path))
+        notebook = kernels.read_notebook(Path(page.file.abs_src_path))
     else:
         try:
             notebook = build.notebooks.runs[src_uri].result.result()
         except Exception as error:
-            apart = " " if isinstance(error, notebooks.NotebookError) else "\n"
+            apart = " " if isinstance(error, kernels.NotebookError) else "\n"
             raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
     try:
-        rendered = notebook_html.render_notebook(notebook, _resolver(build, page, files))
-    except notebook_html.NotebookPageError as error:
+        rendered = jupyter_book.render_notebook(notebook, _resolver(build, page, files))
+    except jupyter_book.NotebookPageError as error:
         raise PluginError(f"notebook {src_uri}: {error}") from error
     page.content = (RUNNING_NOTICE if running else "") + rendered.content
-    page.toc = get_toc(notebook_html.toc_tokens(rendered.headings))
+    page.toc = get_toc(jupyter_book.toc_tokens(rendered.headings))
     page._title_from_render = rendered.title  # MkDocs' own: a nav title comes first
     # The download and Colab links go on the pages mkdocs-jupyter marks so (its ``nb_url``)
     page.nb_url = f"{Path(src_uri).stem}.ipynb"
@@ -214,9 +210,9 @@ def _labels(build: BuildState) -> dict[str, tuple[str, str]]:
     if build.notebooks.labels is None:
         labels: dict[str, tuple[str, str]] = {}
         for src_uri, kind in build.notebooks.kinds.items():
-            if kind == notebook_formats.KIND_JUPYTEXT or src_uri not in build.notebooks.paths:
+            if kind == formats.KIND_JUPYTEXT or src_uri not in build.notebooks.paths:
                 continue
-            notebook = notebooks.read_notebook(build.notebooks.paths[src_uri])
+            notebook = kernels.read_notebook(build.notebooks.paths[src_uri])
             for cell in notebook.cells:
                 if cell.cell_type == "markdown":
                     for label, title in myst.targets(cell.source):
@@ -303,7 +299,7 @@ def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
     ]
     printed = _PRINTED_LABEL.search(content)
     ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
-    if notebook_formats.STORED in run.reasons:
+    if formats.STORED in run.reasons:
         ran_on = "not run: its stored outputs"
     build.runs.append(
         Run(

@@ -10,7 +10,7 @@
   (what ``jupytext --to md:myst`` writes, with its ``jupytext`` block): executed. Every other
   ``.md`` is a page; only the front matter is read to tell them apart.
 
-The last two are rendered as Jupyter Book renders them (``notebook_html.py``, ``myst.py``). All
+The last two are rendered as Jupyter Book renders them (``jupyter_book.py``, ``myst.py``). All
 three run in the build's kernel (mkdocs-jupyter's ``kernel_name``), under the same cache and
 limits; a notebook whose kernel is not Python fails the build, naming it. A nav entry that names
 a file the build cannot render as a page (a ``.py`` outside ``notebooks/``, a ``.txt``) fails

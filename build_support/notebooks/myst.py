@@ -20,7 +20,7 @@ literal braces:
 - a link to another page of the site (``other.md``, ``other.ipynb``, a label) becomes its URL;
   one to nothing on the site, its text;
 - an image on another host (a Colab badge, a remote figure) becomes its alt text: the site
-  loads nothing from another host (``notebook_html.remote_loads`` fails the build on any other
+  loads nothing from another host (``jupyter_book.remote_loads`` fails the build on any other
   such request a cell's HTML makes).
 """
 

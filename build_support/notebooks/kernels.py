@@ -12,7 +12,7 @@ subreaper (``process_tree.py``); its tree is ended past a limit and when the run
 the kernel stops, never after: once it is gone, what a cell detached would be out of reach.
 
 Under ``mkdocs serve`` (``Notebooks.background``) a rebuild does not wait for a notebook still
-running: its page says so (``notebook_page.py``) and the run goes on past the rebuild
+running: its page says so (``page.py``) and the run goes on past the rebuild
 (``NotebookThreads.runs``), then asks for a rebuild (``when_done``), which finds it in the
 cache. A later rebuild with the same key takes that run over; one whose key changed stops it
 and runs anew. The kernels still running are killed when the server stops.
@@ -36,8 +36,14 @@ from pathlib import Path
 
 import psutil
 
-from . import process_tree
-from .executor import MAX_OUTPUT_BYTES, MEMORY_SETTING, OUTPUT_SETTING, POLL_S, memory_cap_said
+from ..execution import process_tree
+from ..execution.executor import (
+    MAX_OUTPUT_BYTES,
+    MEMORY_SETTING,
+    OUTPUT_SETTING,
+    POLL_S,
+    memory_cap_said,
+)
 
 SOCKET_PATH_MAX = 107 - len("-65535")  # a kernel's socket is its ip, a hyphen and a port
 
@@ -157,7 +163,7 @@ def read_jupytext(path: Path):
     import jupytext  # imported here: a build whose notebooks are all cached never needs them
 
     # A .md is read here only where its front matter makes it a MyST notebook
-    # (``notebook_formats``): read as one, whatever else its header holds.
+    # (``formats.py``): read as one, whatever else its header holds.
     notebook = jupytext.read(path, fmt="md:myst" if path.suffix == ".md" else None)
     for index, cell in enumerate(notebook.cells, start=1):
         cell.id = f"cell-{index}"
@@ -368,9 +374,9 @@ class Notebooks:
     memory_bytes: float
     threads: NotebookThreads  # the process's
     runs: dict[str, NotebookRun] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)  # each notebook's format (notebook_formats)
+    kinds: dict[str, str] = field(default_factory=dict)  # each notebook's format (formats.py)
     paths: dict[str, Path] = field(default_factory=dict)  # each notebook's source
-    labels: dict[str, tuple[str, str]] | None = None  # MyST targets (notebook_page._labels)
+    labels: dict[str, tuple[str, str]] | None = None  # MyST targets (page._labels)
     background: bool = False  # mkdocs serve: runs go on past the rebuild (``threads.runs``)
     when_done: Callable[[], None] | None = None  # mkdocs serve: a run ended, rebuild
     _scratch: Path | None = None

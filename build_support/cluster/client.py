@@ -1,12 +1,13 @@
 """The run ahead on a Dask cluster (``extra.build.executor``, ``make build
-EXECUTOR=tcp://host:8786``): each job the plan would run ahead on this machine (``plan.py``: a
-session's blocks in order) is submitted to the cluster instead, and its replies come back in the
-form a local run ahead gives them, so the page takes them the same way (``RanAheadWorker``).
+EXECUTOR=tcp://host:8786``): each job the plan would run ahead on this machine
+(``execution/plan.py``: a session's blocks in order) is submitted to the cluster instead, and
+its replies come back in the form a local run ahead gives them, so the page takes them the same
+way (``RanAheadWorker``).
 Unset, nothing here runs and Dask is never imported.
 
 What a job sends: its blocks (code, name, time limit, how to run), the build's limits, the key's
 variables (``JAX_*``, ``XLA_*``, the numeric ones: the worker runs with the build's, as its key
-says), the build's environment (``remote_task.environment``), and the bundle (``bundled``: the
+says), the build's environment (``on_worker.environment``), and the bundle (``bundled``: the
 build's code and the project's ``docs/``, at their digest; scattered once a build). What comes
 back: each block's reply or failure, the Dask worker's address, host and pid, the block
 worker's pid, and the folder its code ran from (said in the build's log). The files a block
@@ -44,13 +45,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..caching.ingredients import IGNORED_VARIABLES, NUMERIC_VARIABLES
-from . import remote_task
-from .executor import BlockError
-from .worker import START_TIMEOUT_S
+from ..execution.executor import BlockError
+from ..execution.worker import START_TIMEOUT_S
+from . import on_worker
 
 if TYPE_CHECKING:
-    from .executor import Limits
-    from .plan import Job
+    from ..execution.executor import Limits
+    from ..execution.plan import Job
 
 log = logging.getLogger("mkdocs.hooks.execution")
 GPU = {"GPU": 1}
@@ -226,7 +227,7 @@ class Cluster:
             if self.bundle is None or self.bundle.status != "finished":  # again if all left
                 self.bundle = client.scatter(self.data, broadcast=True, hash=False)
         task = client.submit(
-            remote_task.run_job,
+            on_worker.run_job,
             self.bundle,
             self.digest,
             payload,
@@ -277,7 +278,7 @@ class Cluster:
                 from distributed import Client
 
                 # By value: a Dask worker needs the locked environment, not the checkout.
-                cloudpickle.register_pickle_by_value(remote_task)
+                cloudpickle.register_pickle_by_value(on_worker)
                 from distributed.versions import VersionMismatchWarning
 
                 with warnings.catch_warnings():  # the build's own check names the difference
@@ -292,7 +293,7 @@ class Cluster:
                 raise Unavailable(self.failed) from None
             self.parts = bundled(self.project_root)
             self.data, self.digest = bundle(self.parts)
-            self.environment = remote_task.environment()
+            self.environment = on_worker.environment()
             self.client = client
             log.info(
                 "Sessions run ahead on the Dask cluster at %s (code bundle %s)",
@@ -336,11 +337,11 @@ class Cluster:
         with self.lock:
             if address in self.checked:
                 return self.checked[address]
-        theirs = client.run(remote_task.environment, workers=[address], on_error="return")
+        theirs = client.run(on_worker.environment, workers=[address], on_error="return")
         found = theirs.get(address)
         if not isinstance(found, dict):
             return [f"its environment could not be read: {found!r}"]  # asked again next time
-        said = remote_task.differences(self.environment, found, gpu)
+        said = on_worker.differences(self.environment, found, gpu)
         with self.lock:
             self.checked[address] = said
         if said:

@@ -1,13 +1,13 @@
-"""What runs on a Dask worker for the build (``remote.py``, the build's side): a job, a session's
+"""What runs on a Dask worker for the build (``client.py``, the build's side): a job, a session's
 blocks in order, run in a fresh worker process under the build's limits, as a local run ahead
-runs it (``plan.py``).
+runs it (``execution/plan.py``).
 
 Standard library only at the top: the build sends this module by value (cloudpickle), so a
 Dask worker needs the locked environment, not the checkout. The code a job runs travels with
 it, as the *bundle*: a zip of ``build_support/``, ``examples/``, ``pyproject.toml`` and the
 project's ``docs/`` at their digest, unpacked once per digest into the Dask worker's
 ``--local-directory``, the job's working folder. The job
-then runs in a process of its own (``python -m build_support.execution.remote_task``, in the
+then runs in a process of its own (``python -m build_support.cluster.on_worker``, in the
 bundle's folder, so it imports the bundle's code, never a Dask worker's older copy), which
 starts the block worker as the build would (``executor.start``: a fresh interpreter, its own
 process group, the time, output and memory limits, the same replies).
@@ -38,7 +38,7 @@ from typing import Any
 OWN_DISTRIBUTION = "dl-course"  # the course package: it travels in the bundle
 BACKEND_PLUGINS = ("jax-cuda", "jax-rocm", "jax-tpu", "libtpu")  # a GPU worker's extra
 BUNDLES = "course-bundles"  # under the Dask worker's local directory: one folder a digest
-RUN_AS = "build_support.execution.remote_task"
+RUN_AS = "build_support.cluster.on_worker"
 SHOWN_DIFFERENCES = 6
 CONSOLE_BYTES = 64 * 1024  # what the blocks wrote to stderr, sent back to the build
 
