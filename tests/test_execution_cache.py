@@ -105,6 +105,29 @@ def test_nothing_changed_reuses_everything_and_a_prose_edit_runs_nothing(project
     assert "A safe analogy." in page(site).get_text()  # the prose edit shows; outputs reused
 
 
+def _store_files(store: Path) -> dict[Path, int]:
+    """Every file of the store and its inode: a file written again (``os.replace``) has a new
+    one; a hit only refreshes an entry's mtime."""
+    return {path: path.stat().st_ino for path in store.rglob("*") if path.is_file()}
+
+
+def test_a_build_with_nothing_changed_writes_no_entry_and_no_last_ingredients(project):
+    """Issue 50: a build's bookkeeping in proportion to what changed. A nothing-changed build
+    rewrites no record of an output's last ingredients (nor any entry of the store): only the
+    store's size record (``.usage.json``, one small file) is written, by its prune."""
+    build(project)  # any entry a previous test left to settle
+    before = _store_files(project / ".cache")
+    rows, _ = build(project)  # nothing changed
+    assert ran(rows) == set()
+    store = project / ".cache"
+    written = {
+        path.relative_to(store).as_posix()
+        for path, inode in _store_files(store).items()
+        if before.get(path) != inode
+    }
+    assert written <= {".usage.json"}, sorted(written)[:10]
+
+
 def test_a_weight_in_examples_data_reruns_exactly_the_blocks_that_use_examples(project, edit):
     snippet = ROOT / "docs/snippets" / SECTION_PAGE / "practice_numpy.py"
     assert "examples" not in snippet.read_text()  # why the numpy block does not depend on it
