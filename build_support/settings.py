@@ -62,31 +62,20 @@ class Positive(c.BaseConfigOption[float]):
         return float(value)
 
 
-class Address(c.BaseConfigOption[str | None]):
-    """A Dask scheduler's address, ``tcp://host:port`` (or ``tls://``); unset or empty: none."""
+class Matching(c.BaseConfigOption[str | None]):
+    """A string of ``pattern`` (``expected`` says what it is, for the error); unset or empty:
+    none."""
+
+    def __init__(self, pattern: str, expected: str) -> None:
+        super().__init__()
+        self.pattern, self.expected = re.compile(pattern), expected
 
     def run_validation(self, value: object) -> str | None:
         if value is None or value == "":
             return None
-        if isinstance(value, str) and re.fullmatch(r"(tcp|tls)://\S+:\d+", value):
+        if isinstance(value, str) and self.pattern.fullmatch(value):
             return value
-        raise c.ValidationError(
-            f"expected a Dask scheduler's address, tcp://host:port (or empty), got {value!r}"
-        )
-
-
-class StoreURL(c.BaseConfigOption[str | None]):
-    """A store's fsspec URL, ``protocol://...`` (``s3://bucket/prefix``); unset or empty: none."""
-
-    def run_validation(self, value: object) -> str | None:
-        if value is None or value == "":
-            return None
-        if isinstance(value, str) and re.fullmatch(r"[a-z][a-z0-9+.-]*://\S*", value):
-            return value
-        raise c.ValidationError(
-            f"expected a store's URL, such as s3://bucket/prefix or file:///path (or empty), "
-            f"got {value!r}"
-        )
+        raise c.ValidationError(f"expected {self.expected} (or empty), got {value!r}")
 
 
 class BuildSettings(base.Config):
@@ -108,7 +97,7 @@ class BuildSettings(base.Config):
     """The memory one worker process (a session's blocks, with whatever they start) or one
     notebook's kernel may use; past it the block or cell fails, naming this limit."""
 
-    executor = Address()
+    executor = Matching(r"(tcp|tls)://\S+:\d+", "a Dask scheduler's address, tcp://host:port")
     """Where the sessions a build runs ahead go: unset (the default), this machine's warm
     workers; a Dask scheduler's address (``make build EXECUTOR=tcp://host:8786``), that
     cluster's workers, each session in a fresh worker process there (cluster/client.py)."""
@@ -117,7 +106,9 @@ class BuildSettings(base.Config):
     """With an ``executor``: how long the build waits for its scheduler, and for a worker that
     may run a page's sessions (one with ``GPU=1`` for a GPU page), before their blocks fail."""
 
-    shared_store = StoreURL()
+    shared_store = Matching(
+        r"[a-z][a-z0-9+.-]*://\S*", "a store's URL, such as s3://bucket/prefix or file:///path"
+    )
     """A store every machine building the course shares, behind the local one (``cache_dir``):
     an fsspec URL (``s3://bucket/prefix``; caching/shared_store.py). Unset (the default): none."""
 
