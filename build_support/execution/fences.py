@@ -230,33 +230,25 @@ def on_page(markdown: str, config: Any, page: str, first_line: int = 1) -> list[
     plugin = config.plugins.get("markdown-exec") if config is not None else None
     languages = LANGUAGES if plugin is None else plugin.config.languages  # those it executes
     languages = tuple(name for name in LANGUAGES if name in languages)
-    lines = None
-    if config is not None and "--8<--" in markdown:
-        expanded = expand_snippets(markdown, config)
-        lines = _source_lines(markdown, expanded, languages, first_line)
-        markdown = expanded
     found = list(read(markdown, languages, first_line))
-    if lines is not None:
-        found = [Fence(fence.options, fence.header, lines[at]) for at, fence in enumerate(found)]
+    if config is not None and "--8<--" in markdown:
+        expanded = list(read(expand_snippets(markdown, config), languages, first_line))
+        found = _at_source_lines(expanded, found)
     return named(found, page)
 
 
-def _source_lines(
-    markdown: str, expanded: str, languages: tuple[str, ...], first_line: int
-) -> list[int]:
-    """The line of each executed fence of ``expanded`` in the page's own ``markdown``: the
-    next fence there with the same header; a fence a snippet file brought keeps the line it
-    has in the page as expanded (the page has none of its own)."""
-    own = list(read(markdown, languages, first_line))
-    lines, cursor = [], 0
-    for fence in read(expanded, languages, first_line):
+def _at_source_lines(expanded: list[Fence], own: list[Fence]) -> list[Fence]:
+    """The fences of the page with its snippets expanded, each at its line in the page's own
+    Markdown (``own``: its fences there): the next fence there with the same header; a fence
+    a snippet file brought keeps the line it has in the page as expanded (it has none of its
+    own)."""
+    placed, cursor = [], 0
+    for fence in expanded:
         at = next((i for i in range(cursor, len(own)) if own[i].header == fence.header), None)
-        if at is None:
-            lines.append(fence.line)
-        else:
-            lines.append(own[at].line)
-            cursor = at + 1
-    return lines
+        if at is not None:
+            fence, cursor = Fence(fence.options, fence.header, own[at].line), at + 1
+        placed.append(fence)
+    return placed
 
 
 def named(found: list[Fence], page: str) -> list[Fence]:

@@ -49,7 +49,7 @@ def read_sessions(build: BuildState, page: str, markdown: str, source: str = "")
     """Read the page's sessions before it renders: a session is one cache entry. A fence of a
     kind the site refuses fails the build, named (``fences.REFUSED``). Its blocks are named by
     their lines in ``source``, the page's file (``markdown`` is without its front matter)."""
-    if refused := next(fences.refused(markdown), None):
+    if "pyodide" in markdown and (refused := next(fences.refused(markdown), None)):
         from mkdocs.exceptions import PluginError
 
         language, line = refused
