@@ -22,6 +22,8 @@
   own clean-up runs: its temporary site (``$TMPDIR/mkdocs_*``), the serve's staging beside it
   and rebuild requests (``serve_staging.py``), and every temporary folder the build's hooks
   opened. Python's default for them ends the process at once, leaving all of it in ``TMPDIR``.
+  The first is the one: later SIGTERMs and SIGHUPs are ignored while the clean-up runs (a
+  Ctrl-C or SIGKILL still ends it).
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ _started_by: list[str] = []  # on_startup's command: build, serve, gh-deploy, mi
 
 
 def _stop(signum: int, frame: object) -> None:
+    # Once only: ``kill -TERM -PGID`` reaches make and MkDocs, and make passes a SIGTERM of its
+    # own on; a second KeyboardInterrupt inside MkDocs' clean-up would cut it short (the server's
+    # thread left running, the process hung at exit, temporary folders left behind).
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_IGN)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 

@@ -233,6 +233,37 @@ def test_a_serve_stopped_with_sigterm_leaves_nothing_in_tmpdir(project, how):
     assert sorted(os.listdir(project / "tmp")) == [], said
 
 
+def test_a_serve_sent_sigterm_again_while_it_stops_still_ends(project):
+    """``kill -TERM -PGID`` (a test's teardown, an IDE's stop button, systemd) reaches make and
+    mkdocs, and make passes a SIGTERM of its own on to mkdocs: a second stop that arrived inside
+    MkDocs' clean-up cut it short, leaving the server's thread running and the process hung at
+    exit. Here stops keep arriving while it ends."""
+    port = free_port()
+    command = make_serve(project, port)
+    server = subprocess.Popen(
+        command,
+        cwd=project,
+        env=env_of(project),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    until = time.monotonic() + 240
+    while not answering(port):
+        assert server.poll() is None, server.communicate()[1]
+        assert time.monotonic() < until, "it did not start answering"
+        time.sleep(0.2)
+    stops_end = time.monotonic() + 2  # stops as fast as they can be sent, for 2 s
+    while server.poll() is None and time.monotonic() < stops_end:
+        os.killpg(server.pid, signal.SIGTERM)
+    try:
+        said = server.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        raise AssertionError(f"make serve running 60 s on: {server.communicate()[1]}") from None
+    assert sorted(os.listdir(project / "tmp")) == [], said
+
+
 def test_a_build_run_directly_stopped_with_sigterm_leaves_nothing_in_tmpdir(project):
     started = project / "started"
     write_page(

@@ -60,8 +60,14 @@ def dev_server() -> str:
         yield base
     finally:
         os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
-        log.close()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)  # no process left behind for a later test
+            server.wait()
+            raise AssertionError(f"make serve did not end: {log_path.read_text()}") from None
+        finally:
+            log.close()
 
 
 def visit_served(browser, base: str, path: str, scheme: str) -> PageReport:
