@@ -119,7 +119,7 @@ serve: browser
 # the old or the new, whatever is killed when (mkdocs build run directly is re-run this way). Builds of one checkout (make build,
 # make publish, make serve's rebuilds) take turns: a second one waits, saying for whose. A build
 # that failed or ended early leaves site/ as it was, and says the step it was in
-# (build_support/site_swap.py; build_lock.py; execution/progress.py).
+# (build_support/site_swap.py; build_lock.py; progress.py).
 SITE_SWAP = $(BIN)/python -m build_support.site_swap
 
 ## build: the strict build into site/ (fails on any broken example); FRESH=1 reuses nothing

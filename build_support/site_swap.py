@@ -8,7 +8,7 @@ killed when.
 ``site/`` is a plain folder, so that ``cp -r``, ``cp -a``, ``rsync -a site dest``, ``tar`` and
 ``zip`` copy the site itself, and a server given its path serves the newest build. Each build,
 holding the checkout's build lock (``build_lock.py``: a second build waits, saying for whom),
-writes into a new ``site.builds/<build>/`` with its own progress file (``execution/progress.py``);
+writes into a new ``site.builds/<build>/`` with its own progress file (``progress.py``);
 only a build whose command succeeded and whose progress says finished is swapped in: the two
 folders exchanged in one step (Linux's ``renameat2(RENAME_EXCHANGE)``, macOS's
 ``renamex_np(RENAME_SWAP)``). The build shown before then lives at ``site.builds/<build>/`` and is
@@ -41,8 +41,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import build_lock, disk_space
-from .execution import process_tree, progress
+from . import build_lock, disk_space, progress
+from .execution import process_tree
 from .execution.process_tree import signal_name
 
 SITE = "site"

@@ -15,8 +15,7 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 
 from mkdocs.exceptions import Abort
 
-from build_support import disk_space
-from build_support.execution import progress
+from build_support import disk_space, progress
 
 log = logging.getLogger("mkdocs.hooks.disk_full")
 

@@ -25,8 +25,8 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
-from build_support import serve_staging, settings
-from build_support.execution import progress, sessions, state
+from build_support import progress, serve_staging, settings
+from build_support.execution import sessions, state
 from build_support.notebooks import formats as notebook_formats
 from build_support.notebooks import page as notebook_page
 from build_support.publishing import record, report

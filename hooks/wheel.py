@@ -52,9 +52,9 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
-from build_support import section, settings
+from build_support import progress, section, settings
 from build_support.caching.cache import Cache, key_of
-from build_support.execution import progress, state
+from build_support.execution import state
 from build_support.publishing import release
 from build_support.publishing.wheel_build import (
     Wheel,

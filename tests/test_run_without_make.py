@@ -289,7 +289,8 @@ def test_a_fresh_build_makes_one_compilation_folder_however_many_threads_ask(tmp
     """A FRESH=1 build's JAX compilation folder, in TMPDIR, is made once and deleted at exit:
     two run-ahead threads asking at once each made one, and one of them was left behind after
     every fresh build. ``mkdtemp`` is slowed here so that the threads meet in it."""
-    from build_support.execution import compile_cache, state
+    from build_support.caching import compile_cache
+    from build_support.execution import state
 
     process = state.ProcessState()  # a process of its own: no FRESH=1 folder made yet
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from build_support import build_lock, site_swap
+from build_support import build_lock, progress, site_swap
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV
-from build_support.execution import progress
 from testkit.author import author_env
 from testkit.project import ROOT
 from testkit.serving import fetch_text, mkdocs_serve, wait_for_text

@@ -2,7 +2,7 @@
 from a template process that imported numpy, jax and matplotlib.pyplot but never the course
 package and never a JAX backend, or, where forking is unsafe (``COURSE_WORKER_START=spawn``
 forces it), a fresh interpreter, said once in the log; and JAX's persistent compilation cache
-(compile_cache.py), used by untimed workers only and in no block's reads."""
+(caching/compile_cache.py), used by untimed workers only and in no block's reads."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from build_support.execution import compile_cache, executor, state
+from build_support.caching import compile_cache
+from build_support.execution import executor, state
 from testkit.build import with_own_workers
 
 LOOK = """

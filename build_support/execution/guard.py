@@ -23,7 +23,8 @@ from pathlib import Path
 from mkdocs.exceptions import PluginError
 from pymdownx.superfences import SuperFencesException
 
-from . import executor, progress
+from .. import progress
+from . import executor
 from .executor import BlockError
 from .worker import summary as _summary
 

@@ -32,8 +32,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .. import progress
 from ..caching.cache import Lookup
-from . import fences, progress
+from . import fences
 from .executor import BlockError
 
 if TYPE_CHECKING:

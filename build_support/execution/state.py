@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import settings
+from ..caching import compile_cache
 from ..caching.cache import ExecutionCache, Lookup, key_of
 from ..caching.environment import Environment
 from ..cluster import client as cluster_client
@@ -29,7 +30,7 @@ from ..notebooks.kernels import Notebooks, NotebookThreads
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
 from ..section import PACKAGE
-from . import compile_cache, fences
+from . import fences
 from .executor import (
     DEFAULT_TIMEOUT_S,
     MAX_OUTPUT_BYTES,
@@ -129,7 +130,7 @@ class BuildState:
 
     def take_worker(self, timed: bool = False, first_code: str = "") -> SessionWorker:
         """A worker for a new session whose first block is ``first_code``; a timed session's
-        compiles never load JAX's compilation cache (``compile_cache.py``)."""
+        compiles never load JAX's compilation cache (``caching/compile_cache.py``)."""
         if self.workers_ended:  # a template started again now would cost 0.9 s, unseen
             raise RuntimeError(
                 "a worker was asked for after this build's workers ended (on_post_build): "

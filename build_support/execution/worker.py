@@ -38,7 +38,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
-from . import compile_cache, process_tree, reads
+from ..caching import compile_cache
+from . import process_tree, reads
 
 _HEADER = ">I"  # a frame's length, before its JSON
 HEADER_SIZE = struct.calcsize(_HEADER)

@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..caching.store import prune_least_used
+from .store import prune_least_used
 
 FOLDER = "jax-compilation"
 LIMIT_BYTES = 100 * 2**20
