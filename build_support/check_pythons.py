@@ -8,7 +8,9 @@ is a scratch copy of the project with a virtual environment of its own, synced f
 built fresh (``scratch_builds.py``): no cache is reused. Both sites land in ``--out`` (default
 ``.cache/check-pythons/``, one folder per version) and are compared as ``make check-cache``
 compares (``caching/compare.py``: timings by their shape only), the captions that name the
-Python, jax or numpy version apart. A difference is named by page, block and first line.
+Python, jax or numpy version apart, and the outputs marked varying (a fence's ``varying="yes"``,
+a cell's ``varying-output`` tag) masked as there. A difference is named by page, block and
+first line.
 Fewer than two Pythons of the matrix found: nothing to compare, and it fails, saying so.
 """
 
@@ -23,7 +25,7 @@ from pathlib import Path
 
 from . import pythons
 from .caching.check_cache import project_and_out
-from .caching.compare import differences, without_versions
+from .caching.compare import Varying, differences, without_versions
 from .scratch_builds import Scratch
 
 
@@ -55,7 +57,13 @@ def check(project: Path, out: Path, found: dict[str, str]) -> list[str]:
     if failed:
         return failed
     names = (f"Python {oldest}", f"Python {newest}")
-    return differences(out / oldest, out / newest, names, without_versions)
+    return compared(out / oldest, out / newest, names, Varying.read(project / "docs"))
+
+
+def compared(a: Path, b: Path, names: tuple[str, str], varying: Varying) -> list[str]:
+    """The differences between the sites ``a`` and ``b``: version captions apart, and the
+    outputs ``varying`` names (the project's marks) masked, as ``make check-cache`` masks them."""
+    return differences(a, b, names, without_versions, varying)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,8 @@ dependency group, each within its declared range, except that an exact pin (``ja
 lifted (``--override`` with the bare name), so the newest jax and numpy come too. The locked side
 builds the same copy with the build's own environment (``uv.lock``'s). Both are fresh, into
 ``--out`` (default ``.cache/check-upstream/``: ``locked/`` and ``upstream/``), and compared as
-``make check-pythons`` compares them (``caching/compare.py``, version captions apart).
+``make check-pythons`` compares them (``caching/compare.py``, version captions apart, the
+outputs marked varying masked).
 
 It prints the versions that would move, then "same", or each output that would change, named by
 page and block with its first differing line. It fails only when the upstream install or either
@@ -30,7 +31,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from .caching.check_cache import project_and_out
-from .caching.compare import differences, without_versions
+from .caching.compare import Varying, differences, without_versions
 from .scratch_builds import Scratch, versions
 
 SIDES = ("locked", "upstream")
@@ -58,9 +59,10 @@ def moved(locked: dict[str, str], upstream: dict[str, str]) -> list[str]:
     return [f"{name} {a} -> {b}" for name, a, b in pairs if a != b]
 
 
-def report(locked: Path, upstream: Path) -> list[str]:
-    """The outputs the upstream build changes (empty: the same), named by page and block."""
-    return differences(locked, upstream, SIDES, without_versions)
+def report(locked: Path, upstream: Path, varying: Varying | None = None) -> list[str]:
+    """The outputs the upstream build changes (empty: the same), named by page and block; those
+    ``varying`` names (the project's marks) masked, as ``make check-cache`` masks them."""
+    return differences(locked, upstream, SIDES, without_versions, varying)
 
 
 def _upstream(copy: Scratch, site: Path) -> list[str]:
@@ -98,7 +100,9 @@ def check(project: Path, out: Path) -> tuple[list[str], list[str], list[str]]:
         if locked.returncode != 0:
             failed.append(f"check-upstream: the locked build failed:\n{locked.stderr[-4000:]}")
         would_move = moved(versions(sys.executable), versions(copy.python))
-    return failed, would_move, ([] if failed else report(locked_site, upstream_site))
+    if failed:
+        return failed, would_move, []
+    return failed, would_move, report(locked_site, upstream_site, Varying.read(project / "docs"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -179,3 +179,38 @@ def test_a_difference_only_the_cache_shows_is_still_blamed_on_it():
         "q/index.html, cell 4: this output differs between fresh runs (mark it varying: tag the "
         "notebook's cell varying-output)"
     ]
+
+
+def test_check_pythons_and_check_upstream_mask_what_check_cache_masks(tmp_path):
+    """The checks across Pythons and across locks read the same marks from ``docs/`` and mask
+    the same outputs (an address differs between any two runs, whatever the Python or lock)."""
+    from build_support.check_pythons import compared
+    from build_support.check_upstream import report
+
+    project = small_project(tmp_path / "project")
+    marks = Varying.read(project / "docs")
+    cell = (
+        '<div class="notebook-cell" id="cell-3"><pre>code</pre>'
+        '<div class="notebook-output"><pre>{}</pre></div></div>'
+    )
+    sites = []
+    for side, output in (("a", "0x7f01"), ("b", "0x7f02")):
+        for name, html in (
+            ("varying/index.html", page(block("steady", "45") + block("address", output))),
+            ("notebooks/myst/index.html", page("", cell.format(output))),
+        ):
+            (tmp_path / side / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / side / name).write_text(html, encoding="utf-8")
+        sites.append(tmp_path / side)
+    names = ("Python 3.11", "Python 3.13")
+    assert compared(*sites, names, marks) == []
+    assert report(*sites, marks) == []
+    unmarked = [place(line) for line in compared(*sites, names, Varying())]
+    assert unmarked == ["notebooks/myst/index.html, cell 3", "varying/index.html, block address"]
+    assert [place(line) for line in report(*sites)] == unmarked
+    # What is not marked is still compared.
+    steady = tmp_path / "b" / "varying/index.html"
+    steady.write_text(steady.read_text().replace(">45<", ">46<"), encoding="utf-8")
+    assert [place(line) for line in compared(*sites, names, marks)] == [
+        "varying/index.html, block steady"
+    ]
