@@ -1,16 +1,9 @@
 """Where every executed block runs, and how a session gets its worker (``Executor``,
-``LocalExecutor``).
-
-A block in the build's own process could reach the build (JAX's settings for later pages, a
-function the build calls, the working folder, threads and processes that outlive it, the
-process's end), so each session (a block alone is a session of its own) runs in a ``Worker``, a
+``LocalExecutor``): each session (a block alone is a session of its own) in a ``Worker``, a
 process in a group of its own, handed one block at a time and waited on holding nothing (under
-``mkdocs serve`` other pages keep answering). Its whole group is killed when its session ends
-and at the end of every build: it never runs two sessions' code. A rebuild that runs no block
-starts none.
+``mkdocs serve`` other pages keep answering), its whole group killed when its session ends.
 
-The limits are enforced here, where the block cannot reach them (one a worker set on itself,
-its block's code could undo): time (past it the worker is
+The limits are enforced here, where the block cannot undo them: time (past it the worker is
 asked where it is, ``WHERE_SIGNAL``, not waited for, then killed); output (the worker stops
 itself once ``print`` passes ``MAX_OUTPUT_BYTES``; the build bounds the replies and the
 stdout/stderr it forwards, so its own memory stays small); memory (the worker's and its

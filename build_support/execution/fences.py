@@ -5,16 +5,10 @@ renders) and the page (``sessions.py``) read a fence here, so they cannot read o
 option pattern and markdown-exec's own validator, as the page will pass them to the formatter.
 The rest says what a fence's options mean: its id, whether it is a timing (``timed="yes"``), its
 time limit (``timeout``), what its worker runs (``to_run``), and its own part of the cache key.
-
-Which fence kinds of markdown-exec's run where:
-
-- ``python``/``py``/``pycon`` run as Python and ``sh``/``bash``/``console`` as a shell, in the
-  session's worker, under its limits (``pycon``/``console``: their prompt lines, read as
-  markdown-exec reads them, ``PROMPT_LINES``). A shell block is a session of its own, as in
-  markdown-exec, and runs every build (``SHELL_RUNS``).
-- ``md``/``markdown`` and ``tree`` only render: markdown-exec's own formatters render them in the
-  build, and a block nested in one runs as any other.
-- ``pyodide`` fails the build (``REFUSED``).
+Which kinds run where is ARCHITECTURE.md's table: ``RUNS_AS`` (a shell block is a session of its
+own, as in markdown-exec, run every build: ``SHELL_RUNS``; a prompt block's prompt lines are read
+as markdown-exec reads them: ``PROMPT_LINES``), markdown-exec's own formatters for ``md``,
+``markdown`` and ``tree``, and ``REFUSED``.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ from __future__ import annotations
 from typing import Any
 from xml.etree.ElementTree import Element
 
+from markdown.util import AtomicString
+from markdown_exec import MarkdownConverter
+
 INSERT_HEADINGS = "markdown_exec_insert_headings"  # markdown-exec's treeprocessor's name
 _STASHED = "\x02wzxhzdk:"  # Python-Markdown's placeholder for stashed raw HTML
 
@@ -55,8 +58,6 @@ def file(md: Any, returned: str, headings: list[Any]) -> None:
     if not headings or md is None:
         return
     if _filed(md) is None:
-        from markdown_exec import MarkdownConverter
-
         counter = MarkdownConverter.counter  # a conversion of nothing: no id is numbered
         MarkdownConverter(getattr(md, "_original_md", md)).convert("")
         MarkdownConverter.counter = counter
@@ -66,8 +67,6 @@ def file(md: Any, returned: str, headings: list[Any]) -> None:
 
 
 def _data(element: Element) -> list[Any]:
-    from markdown.util import AtomicString
-
     return [
         element.tag,
         dict(element.attrib),
@@ -78,8 +77,6 @@ def _data(element: Element) -> list[Any]:
 
 
 def _element(data: list[Any]) -> Element:
-    from markdown.util import AtomicString
-
     tag, attributes, (text, text_final), (tail, tail_final), children = data
     element = Element(tag, attributes)
     element.text = AtomicString(text) if text_final and text is not None else text

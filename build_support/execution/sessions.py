@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from markdown_exec import MarkdownConverter, base_format, formatters
+
 from ..caching.cache import Lookup, digest, key_of
 from ..publishing.record import shown_output
 from ..publishing.runs import Run
@@ -180,10 +182,8 @@ def _name(build: BuildState, options: dict[str, Any]) -> str:
 def install_formatters(build: BuildState) -> None:
     """``build``'s formatter in markdown-exec's exported registry, for each language it runs (a
     ``mkdocs serve`` rebuild puts its own build's in place)."""
-    import markdown_exec
-
     for language in fences.LANGUAGES:
-        markdown_exec.formatters[language] = formatter(build, language)
+        formatters[language] = formatter(build, language)
 
 
 def format_block(build: BuildState, options: dict[str, Any]) -> str:
@@ -208,11 +208,11 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
     if stored is not None and stored["own"] == own_digest(options):
         measured = session.entry.get("measured") if is_timed(options) else None
         slot = session.new_slot(run_record(build, session, options, stored, ran=False))
-        slot.first_conversion = now = _conversions()
+        slot.first_conversion = now = MarkdownConverter.counter
         shown = renumbered(stored["html"], stored, now)
         slot.html = measured_caption(measured, reused=True) + shown
         printed = json.loads(renumbered(json.dumps(stored["headings"]), stored, now))
-        _skip_conversions(stored)
+        MarkdownConverter.counter += stored["conversions"][1]  # the numbers its run took
         slot.ran_on = stored["ran_on"]
     else:
         if session.entry is not None:  # earlier blocks were reused from the stored run
@@ -256,8 +256,6 @@ def format_block(build: BuildState, options: dict[str, Any]) -> str:
 def _run_from_start(build: BuildState, session: Session) -> None:
     """Run the session's blocks so far again, in a new worker: after a stored run, or a run
     ahead, that the page's next block does not match."""
-    from markdown_exec import MarkdownConverter
-
     session.close()  # a new worker, with no block run yet
     session.blocks, session.measured, session.reads = [], None, {}  # the new run's alone
     counter = MarkdownConverter.counter
@@ -336,7 +334,7 @@ def execute(
         if wrong := fences.unknown_options(options):
             raise BlockError(wrong)
         call.seconds, call.how = seconds, fences.to_run(options)[1]
-        first = _conversions()
+        first = MarkdownConverter.counter
         try:
             outcome.html = render(call, **options | {"extra": extra})
         except BlockError as error:
@@ -354,7 +352,7 @@ def execute(
         "environment": reply.get("environment"),
         "measured": {"at": at, "label": machine} if machine else None,
         "reads": files,
-        "conversions": [first, _conversions() - first],  # ``renumbered``
+        "conversions": [first, MarkdownConverter.counter - first],  # ``renumbered``
     }, outcome.failed
 
 
@@ -371,12 +369,6 @@ def _per_page(build: BuildState, options: dict[str, Any], error: BlockError) -> 
         "define it on this page, or import it from the course package)"
     )
     return BlockError(said, error.where, error.trace)
-
-
-def _conversions() -> int:
-    from markdown_exec import MarkdownConverter
-
-    return MarkdownConverter.counter
 
 
 def renumbered(text: str, stored: dict[str, Any], now: int) -> str:
@@ -396,19 +388,10 @@ def renumbered(text: str, stored: dict[str, Any], now: int) -> str:
     return re.sub(r"\bexec-(\d+)--", moved, text)
 
 
-def _skip_conversions(stored: dict[str, Any]) -> None:
-    """The numbers a reused block's run took, taken (``renumbered``)."""
-    from markdown_exec import MarkdownConverter
-
-    MarkdownConverter.counter += stored["conversions"][1]
-
-
 def render(call: WorkerCall, /, **options: Any) -> str:
     """The block's HTML: markdown-exec's rendering of what its worker printed, as its formatter
     for the block's language renders it (its ``workdir`` and ``width`` are the worker's: never
     this process's, where base_format would apply them)."""
-    from markdown_exec import base_format  # imported on use: a cached build needs none of it
-
     language = options.pop("language", "python")
     left_out = ("workdir", "width", fences.BLOCK_NAME)
     options = {name: value for name, value in options.items() if name not in left_out}

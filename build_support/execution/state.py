@@ -123,11 +123,6 @@ class BuildState:
         self.ahead = RunAhead(self.take_worker, cluster=cluster)
         self.failing = Failing(PROCESS.serving)
 
-    @property
-    def serving(self) -> bool:
-        """Under ``mkdocs serve`` a failing block shows in its page; elsewhere fails the build."""
-        return PROCESS.serving
-
     def take_worker(self, timed: bool = False, first_code: str = "") -> SessionWorker:
         """A worker for a new session whose first block is ``first_code``; a timed session's
         compiles never load JAX's compilation cache (``caching/compile_cache.py``)."""
@@ -145,23 +140,21 @@ class BuildState:
         """What every worker of this build starts with, read once (run-ahead threads ask at
         once): its limits, the package's folder, JAX's compilation cache (pruned here, once a
         build), and the package's digest (its package template's)."""
-        with self._workers_start_lock:
-            if self._workers_start is None:
-                self._workers_start = self._read_for_workers()
-            return self._workers_start
-
-    def _read_for_workers(self) -> tuple[Limits, str | None, str, str]:
         from ..caching.environment import examples_package_dir
         from ..caching.store import store_root
 
-        found = settings.current(self.project_root)
-        limits = Limits(MAX_OUTPUT_BYTES, int(found.memory_limit_gib * 2**30))
-        package_dir = examples_package_dir()
-        if found.fresh:
-            cache = PROCESS.fresh_compile_folder()
-        else:
-            cache = compile_cache.directory(store_root(self.project_root))
-        return limits, package_dir and str(package_dir), cache, key_of(self.environment.package)
+        with self._workers_start_lock:
+            if self._workers_start is None:
+                found = settings.current(self.project_root)
+                limits = Limits(MAX_OUTPUT_BYTES, int(found.memory_limit_gib * 2**30))
+                package_dir = examples_package_dir()
+                if found.fresh:
+                    cache = PROCESS.fresh_compile_folder()
+                else:
+                    cache = compile_cache.directory(store_root(self.project_root))
+                version = key_of(self.environment.package)
+                self._workers_start = (limits, package_dir and str(package_dir), cache, version)
+            return self._workers_start
 
     def look_up(
         self,

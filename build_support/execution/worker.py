@@ -1,14 +1,10 @@
-"""The worker process a session's blocks run in: never the build's own interpreter.
-
-Forked from the template process, or spawned where forking is unsafe (``template.py``), in a
-process group of its own, with ``PREIMPORT`` imported ahead of need. It reads requests and
-writes replies as framed JSON (``send`` / ``receive``, the one codec, which the build and the
-template use too) on two pipes; its stdout and stderr are a third pipe the build reads, forwards
-and bounds. Each request is one block of the worker's one session: its code runs in the
-session's globals, ``print`` writes to the block's output, and the reply holds that output, or
-what the block raised (described here, where the traceback is), with where it ran, the
-environment ``verify`` compares, and the files it read (``reads.py``). Its limits:
-``executor.py``.
+"""The worker process a session's blocks run in (started by ``template.py``, limited by
+``executor.py``), with ``PREIMPORT`` imported ahead of need. Requests and replies are framed
+JSON (``send`` / ``receive``: the one codec, the build's and the template's too) on two pipes;
+stdout and stderr are a third, which the build forwards and bounds. Each request is one block
+of its session: its code runs in the session's globals, ``print`` writes to its output, and the
+reply holds that output, or what it raised (described here, where the traceback is), with where
+it ran, the environment ``verify`` compares, and the files it read (``reads.py``).
 
 Where it ran, said without starting a backend: asking JAX for its devices starts the backend
 (~25 ms of a worker's CPU, ~2,000 page faults) for a block that may never have computed with
