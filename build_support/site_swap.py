@@ -41,9 +41,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import build_lock, disk_space, progress
-from .execution import process_tree
-from .execution.process_tree import signal_name
+from . import build_lock, disk_space, process_tree, progress
+from .process_tree import signal_name
 
 SITE = "site"
 SITE_DIR_ENV = "COURSE_SITE_DIR"  # mkdocs.yml's site_dir reads it; mike has no option for it

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from build_support.execution import process_tree
+from build_support import process_tree
 from examples.processes import (
     JOIN_TIMEOUT_S,
     LOCAL_HOST,

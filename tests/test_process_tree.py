@@ -1,4 +1,4 @@
-"""Nothing a block starts outlives its build (build_support/execution/process_tree.py): a worker
+"""Nothing a block starts outlives its build (build_support/process_tree.py): a worker
 whose build process is killed while a block runs ends itself, and processes a block detaches
 from its worker's group (``setsid``, a daemon's double fork) are ended with its session, or
 with the worker when the build is killed. Each block writes the ids of the processes it
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from build_support import process_tree
 from build_support.build_command import BUILD_ENV, CACHE_DIR_ENV, FRESH_ENV, build_command
-from build_support.execution import process_tree
 from testkit.small_site import site_config
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="prctl and /proc are Linux's")

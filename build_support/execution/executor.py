@@ -35,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
+from .. import process_tree
 from ..section import PACKAGE
-from . import process_tree
 from .template import Forked, Spawned, Template, Unusable, imports_package_first, variables
 from .worker import HEADER_SIZE, START_TIMEOUT_S, WHERE_SIGNAL, frame_length, send
 

@@ -51,7 +51,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from . import process_tree, reads, worker
+from .. import process_tree
+from . import reads, worker
 from .worker import START_TIMEOUT_S, receive_on_socket, send_on_socket
 
 BOOT = (

@@ -34,8 +34,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
+from .. import process_tree
 from ..caching import compile_cache
-from . import process_tree, reads
+from . import reads
 
 _HEADER = ">I"  # a frame's length, before its JSON
 HEADER_SIZE = struct.calcsize(_HEADER)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import psutil
 
-from ..execution import process_tree
+from .. import process_tree
 from ..execution.executor import (
     MAX_OUTPUT_BYTES,
     MEMORY_SETTING,

@@ -1,5 +1,7 @@
-"""Nothing a block starts outlives its build: the process tree below a worker, kept and ended,
-with Linux's ``prctl`` (through ``ctypes``: no root, no cgroups) and psutil for the walk.
+"""Nothing the build starts outlives it: the process trees below a block's worker and a
+notebook's kernel, kept, measured and ended, the death signal of the build's driver and of the
+tests' processes, and signal names; with Linux's ``prctl`` (through ``ctypes``: no root, no
+cgroups) and psutil for the walk.
 
 A process group is not enough: a block can leave it (``setsid``, a daemon's double fork). So a
 worker is a child subreaper (``keep_descendants``): all a block starts stays below it, counted
