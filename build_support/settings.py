@@ -116,17 +116,34 @@ class BuildSettings(base.Config):
     """``read-only``: the build reuses the shared store's entries and writes none there (a pull
     request's build); ``read-write``: what it runs is written there too."""
 
+    render_only = Flag(default=False)
+    """Execute nothing: every executed output comes from the store (the local one, then the
+    shared one), and each one it lacks fails the build, named by page and block: the last job
+    of a sharded CI, after the ``shard`` jobs (``make build RENDER_ONLY=1``;
+    cluster/shards.py)."""
+
+    shard = Matching(r"[1-9][0-9]*/[1-9][0-9]*", "a slice of the course, k/n, such as 2/8")
+    """Execute only the ``k``-th of ``n`` slices of the course's sessions, balanced by the
+    durations the last render-only build recorded (by count where none are), filling the store
+    (``make build SHARD=2/8``); the other slices' blocks are left out, never stored, and this
+    build's site is not the course's (cluster/shards.py)."""
+
 
 EXECUTOR_ENV = "EXECUTOR"
 """Sets the build's ``executor`` setting (mkdocs.yml reads it): ``make build EXECUTOR=...``."""
 SHARED_STORE_ENV, SHARED_STORE_MODE_ENV = "COURSE_SHARED_STORE", "COURSE_SHARED_STORE_MODE"
 """Set the build's ``shared_store`` and ``shared_store_mode`` settings (mkdocs.yml reads them)."""
+RENDER_ONLY_ENV, SHARD_ENV = "RENDER_ONLY", "SHARD"
+"""Set the build's ``render_only`` and ``shard`` settings: ``make build RENDER_ONLY=1``,
+``make build SHARD=2/8``."""
 ENV_VARS = {
     "fresh": FRESH_ENV,
     "cache_dir": CACHE_DIR_ENV,
     "executor": EXECUTOR_ENV,
     "shared_store": SHARED_STORE_ENV,
     "shared_store_mode": SHARED_STORE_MODE_ENV,
+    "render_only": RENDER_ONLY_ENV,
+    "shard": SHARD_ENV,
 }
 """The options a tool outside MkDocs sets, and the variable mkdocs.yml reads each from."""
 

@@ -26,6 +26,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 from build_support import progress, serve_staging, settings
+from build_support.cluster import shards
 from build_support.execution import sessions, state
 from build_support.notebooks import formats as notebook_formats
 from build_support.notebooks import page as notebook_page
@@ -71,6 +72,7 @@ def on_files(files, config):
         if file.src_uri.endswith(".md") and file.abs_src_path and file.src_uri not in kinds
     ]
     sessions.plan_ahead(state.current(), markdown_pages)  # side by side, ahead of the pages
+    shards.planned(state.current())  # RENDER_ONLY=1, SHARD=k/n: what this build runs
     return files
 
 
@@ -90,6 +92,7 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_env(env, config, files):
+    shards.pages_rendered(state.current())  # SHARD=k/n: the other slices' blocks forgiven
     state.current().failing.fail_if_any()  # `mkdocs build`: every failed block, named
     progress.note("writing the pages")  # every page's blocks ran (hooks/wheel.py: the wheel next)
     return env

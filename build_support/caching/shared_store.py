@@ -55,9 +55,10 @@ from .store import (
     store_root,
 )
 
-SHARED_CACHES = frozenset({"execution", "diagrams", "wheel"})
-"""The caches whose entries the shared store holds; the others (the pages' renders, the reach
-memo, ...) stay on each machine."""
+SHARED_CACHES = frozenset({"execution", "diagrams", "wheel", "durations"})
+"""The caches whose entries the shared store holds (``durations``: the sessions' durations a
+render-only build records, by which shards balance: cluster/shards.py); the others (the pages'
+renders, the reach memo, ...) stay on each machine."""
 OPTIONS_ENV = "COURSE_SHARED_STORE_OPTIONS"
 """A JSON mapping of the shared store's file-system options (fsspec's ``storage_options``)."""
 READ_ONLY = "read-only"

@@ -52,6 +52,7 @@ from . import on_worker
 if TYPE_CHECKING:
     from ..execution.executor import Limits
     from ..execution.plan import Job
+    from .shards import Selection
 
 log = logging.getLogger("mkdocs.hooks.execution")
 GPU = {"GPU": 1}
@@ -123,15 +124,21 @@ def forwarded(gpu: bool, environ: dict[str, str] | None = None) -> dict[str, str
     }
 
 
-def cluster_of(project_root: Path, limits: Callable[[], Limits]) -> Cluster | None:
-    """The build's cluster where ``extra.build.executor`` names one; None (the default): the
-    run ahead stays on this machine."""
+def cluster_of(project_root: Path, limits: Callable[[], Limits]) -> Cluster | Selection | None:
+    """The build's cluster where ``extra.build.executor`` names one; where it is a render-only
+    or a shard's build, a ``shards.Selection`` before it (or before this machine); None (the
+    default): the run ahead stays on this machine."""
     from .. import settings
 
     found = settings.current(project_root)
-    if not found.executor:
-        return None
-    return Cluster(found.executor, found.executor_wait_s, project_root, limits)
+    cluster = None
+    if found.executor:
+        cluster = Cluster(found.executor, found.executor_wait_s, project_root, limits)
+    if found.render_only or found.shard:
+        from .shards import Selection
+
+        return Selection.of(found, cluster, project_root)
+    return cluster
 
 
 class Cluster:
@@ -158,6 +165,14 @@ class Cluster:
     def submit(self, job: Job) -> Future[None]:
         """Run ``job`` on the cluster; its future is done once its results are in."""
         return self.pool.submit(self._run, job)
+
+    def takes(self, job: Job, session: str) -> bool:
+        """Every job run ahead goes to the cluster."""
+        return True
+
+    def refusal(self, page: str, session: str) -> str | None:
+        """A session not run ahead (a timing) runs in its page's turn, as without a cluster."""
+        return None
 
     def close(self) -> None:
         """The build's end: nothing more is submitted, and the connection closes."""

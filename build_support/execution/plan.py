@@ -87,6 +87,10 @@ class Cluster(Protocol):
 
     def submit(self, job: Job) -> Future[None]: ...
 
+    def takes(self, job: Job, session: str) -> bool: ...  # False: it runs here, as without one
+
+    def refusal(self, page: str, session: str) -> str | None: ...  # a session not sent: why not
+
     def close(self) -> None: ...
 
 
@@ -199,7 +203,7 @@ class RunAhead:
         on the cluster, where one is named."""
         if self.stopped:
             return
-        if self.cluster is not None:
+        if self.cluster is not None and self.cluster.takes(job, session):
             job.remote = True
             self.jobs.setdefault((job.page, session), deque()).append(job)
             job.future = self.cluster.submit(job)
@@ -215,7 +219,8 @@ class RunAhead:
         where it may not run here (a GPU page's) or the cluster could not run it."""
         jobs = self.jobs.get((page, session))
         if not jobs:
-            return self._not_ahead(page)
+            why = self.cluster.refusal(page, session) if self.cluster is not None else None
+            return Refused(why) if why else self._not_ahead(page)
         job = jobs.popleft()
         if not job.remote and job.future.cancel():
             return None  # the page runs it
