@@ -58,9 +58,9 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=2, help="runs of each commit, in turns")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds a run may take")
-    parser.add_argument("arguments", nargs=argparse.REMAINDER, help="-- then the benchmark's")
-    args = parser.parse_args()
-    arguments = [a for a in args.arguments if a != "--"]
+    given = sys.argv[1:]
+    split = given.index("--") if "--" in given else len(given)  # then the benchmark's own
+    args, arguments = parser.parse_args(given[:split]), given[split + 1 :]
     shas = [
         subprocess.run(
             ["git", "rev-parse", "--short", c], cwd=ROOT, capture_output=True, text=True, check=True
