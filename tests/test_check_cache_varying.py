@@ -214,3 +214,42 @@ def test_check_pythons_and_check_upstream_mask_what_check_cache_masks(tmp_path):
     assert [place(line) for line in compared(*sites, names, marks)] == [
         "varying/index.html, block steady"
     ]
+
+
+def test_timings_and_addresses_are_masked_with_no_mark(tmp_path):
+    """A tutorial is compared as its author wrote it: a cell that times its code (``%timeit``)
+    and an object's address in its repr differ between any two runs, marked or not."""
+    from build_support.caching.compare import differences
+
+    notebook = MYST.replace(":tags: [varying-output]\n\n", "").replace(
+        RANDOM, "%timeit sum(range(10))"
+    )
+    docs = tmp_path / "docs" / "notebooks"
+    docs.mkdir(parents=True)
+    (docs / "timed.md").write_text(notebook, encoding="utf-8")
+    marks = Varying.read(tmp_path / "docs")
+    assert marks.cells == {"notebooks/timed/index.html": {3}}
+    assert marks.said() == (
+        "1 output(s) marked varying masked (0 block(s), 1 cell(s), 1 of them timing their code)"
+    )
+    cell = (
+        '<div class="notebook-cell" id="cell-{n}"><pre>code {n}</pre>'
+        '<div class="notebook-output"><pre>{out}</pre></div></div>'
+    )
+    sites = []
+    sides = (("a", "1.2 µs", "0x7f3ca5523780"), ("b", "9.9 µs", "0x7f1a217af"))
+    for side, timing, address in sides:
+        shown = f"&lt;object object at {address}&gt;"
+        cells = cell.format(n=2, out=shown) + cell.format(n=3, out=timing)
+        for name in ("notebooks/timed/index.html", "page/index.html"):
+            path = tmp_path / side / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(page(block("b", shown), cells), encoding="utf-8")
+        sites.append(tmp_path / side)
+    found = [place(line) for line in differences(*sites, varying=marks)]
+    assert found == ["page/index.html, cell 3"]  # the timing unmasked where no cell times
+    other = tmp_path / "b" / "page/index.html"
+    other.write_text(other.read_text().replace("object object", "object thing"))
+    assert "page/index.html, block b" in [
+        place(line) for line in differences(*sites, varying=marks)
+    ]  # what the repr says is still compared, only its address is not

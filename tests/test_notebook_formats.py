@@ -29,8 +29,19 @@ JAX = ("automatic-vectorization", "jit-compilation")
 JAX_PAGE = "notebooks/jit-compilation.md"
 NOTEBOOKS = [f"notebooks/{name}.md" for name in (*JAX, "tags-and-myst")] + [
     "notebooks/tags-as-ipynb.ipynb",
+    "notebooks/tags-as-py.py",
     "notebooks/stored.ipynb",
 ]
+# A jupytext .py written as the course's own notebooks are: its set-up cell installs the package
+COURSE_STYLE = "notebooks/course-style.py"
+COURSE_STYLE_TEXT = """\
+# %% [markdown]
+# # Course style
+
+# %%
+PACKAGE = "{{ install.requirement }}"
+print("COURSE-STYLE-MARK", 6 * 7)
+"""
 # Left of MyST as literal text: a role, a directive's fence, a target line
 LITERAL_MYST = re.compile(r"\{[a-z][\w:-]*\}`|```\{|:::\{|^\([\w-]+\)=\s*$", re.MULTILINE)
 
@@ -87,7 +98,7 @@ def visible_text(fragment: str) -> str:
 def built(tmp_path_factory):
     """One site with every format, built fresh, from the cache, and fresh again."""
     root = tmp_path_factory.mktemp("formats")
-    config = site(root, NOTEBOOKS)
+    config = site(root, [*NOTEBOOKS, COURSE_STYLE])
     notebooks = root / "docs" / "notebooks"
     for name in JAX:
         shutil.copy(DATA / "jax" / f"{name}.md", notebooks)
@@ -96,6 +107,11 @@ def built(tmp_path_factory):
 
     converted = jupytext.read(notebooks / "tags-and-myst.md")
     jupytext.write(converted, notebooks / "tags-as-ipynb.ipynb", fmt="ipynb")
+    jupytext.write(converted, notebooks / "tags-as-py.py", fmt="py:percent")  # --to py:percent
+    (root / "docs" / COURSE_STYLE).write_text(COURSE_STYLE_TEXT, encoding="utf-8")
+    # The .ipynb Jupyter writes beside a paired jupytext .py: not a notebook of its own
+    pair = jupytext.reads(COURSE_STYLE_TEXT, fmt="py:percent")
+    jupytext.write(pair, notebooks / "course-style.ipynb", fmt="ipynb")
     (notebooks / "stored.ipynb").write_text(stored_notebook(), encoding="utf-8")
     # Fresh, then cached from that run's store; then fresh again, from an empty store: the
     # cached build must equal a fresh one that ran every cell again (make check-cache's claim).
@@ -112,8 +128,13 @@ def built(tmp_path_factory):
 def test_notebooks_of_every_format_become_pages_as_their_authors_meant_them(built):
     """One test of the one site (pytest-xdist would otherwise build it once per process)."""
     check_every_format_executes_and_a_cached_build_equals_the_fresh_one(built)
-    for uri in ("notebooks/tags-and-myst.md", "notebooks/tags-as-ipynb.ipynb"):
+    for uri in (
+        "notebooks/tags-and-myst.md",
+        "notebooks/tags-as-ipynb.ipynb",
+        "notebooks/tags-as-py.py",
+    ):
         check_cell_tags_act_as_jupyter_book_acts_on_them(built, uri)
+    check_a_py_converted_reads_as_its_ipynb_and_the_course_style_keeps_its_page(built)
     for uri in NOTEBOOKS:
         check_no_literal_myst_no_prompts_and_every_anchor_on_the_page(built, uri)
     check_myst_roles_directives_and_targets_become_what_they_mean(built)
@@ -151,6 +172,25 @@ def check_every_format_executes_and_a_cached_build_equals_the_fresh_one(built):
     assert any("COLLAPSED-IN-JUPYTERLAB" in part for part in folded)  # JupyterLab's own fold
     assert "Executed notebooks/stored.ipynb notebooks/stored.ipynb: reused" in fresh.stderr
     assert "not run: its stored outputs" in fresh.stderr
+
+
+def check_a_py_converted_reads_as_its_ipynb_and_the_course_style_keeps_its_page(built):
+    """A tutorial converted with ``jupytext --to py:percent`` is the page its ``.ipynb`` is (but
+    for its downloads); a ``.py`` with the course's set-up cell keeps mkdocs-jupyter's page."""
+    root, fresh, _ = built
+
+    def body(uri):
+        return re.sub(r'<p class="notebook-download">.*?</p>', "", article(root / "fresh", uri))
+
+    assert body("notebooks/tags-as-py.py") == body("notebooks/tags-as-ipynb.ipynb")
+    assert '<a href="tags-as-py.py" download>jupytext source</a>' in article(
+        root / "fresh", "notebooks/tags-as-py.py"
+    )
+    course = article(root / "fresh", COURSE_STYLE)
+    assert "jp-InputPrompt" in course and "COURSE-STYLE-MARK 42" in visible_text(course)
+    assert '<p class="run-label">' not in course  # no label of the build's: as P5-9.1's page
+    assert "Executed notebooks/course-style.ipynb" not in fresh.stderr  # its pair: left out
+    assert not (root / "fresh" / "notebooks" / "course-style.ipynb").exists()
 
 
 def check_cell_tags_act_as_jupyter_book_acts_on_them(built, uri):
@@ -359,3 +399,34 @@ def test_the_colab_line_claims_an_install_only_where_the_notebook_has_the_set_up
     tutorial = next(line for line in lines if "p5-9-1-tutorial.ipynb" in line)
     assert own.endswith("its first cell installs this version's package there, with the GPU line.")
     assert tutorial.endswith("and run it.") and "installs" not in tutorial
+
+
+def test_a_warning_printed_names_no_kernel_path():
+    """A warning's line names the cell's code file, in a folder named after the kernel's
+    process: a fresh run's differs, so it is said as an error's traceback says it."""
+    import nbformat
+
+    from build_support.notebooks.kernels import steady_errors
+
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("jnp.array(1.0, dtype=jnp.float64)")
+    warning = "/tmp/ipykernel_781/1258726447.py:1: UserWarning: Explicitly requested dtype\n"
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=warning)]
+    notebook.cells = [cell]
+    steady_errors(notebook)
+    assert cell.outputs[0]["text"] == "<cell>:1: UserWarning: Explicitly requested dtype\n"
+
+
+def test_an_authors_ipynb_is_kept_by_git_and_only_the_course_notebooks_pair_is_not():
+    """An author's ``.ipynb`` under ``docs/notebooks/`` is a notebook, committed as any page
+    (a fresh clone builds it); the pair Jupyter writes beside P5-9.1's ``.py`` is ignored."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+
+    def ignored(path: str) -> bool:
+        check = ["git", "-C", str(root), "check-ignore", "-q", "--no-index", path]
+        return subprocess.run(check, check=False).returncode == 0
+
+    assert not ignored("docs/notebooks/p5-9-2-common-gotchas-in-jax.ipynb")
+    assert ignored("docs/notebooks/p5-9-1-practice-in-jax.ipynb")

@@ -15,7 +15,10 @@ A notebook's page is compared cell by cell (``div.notebook-cell`` or mkdocs-jupy
 marked as differing run to run (``Varying``: a fence's ``varying="yes"``, a cell's
 ``varying-output`` tag, read from the project's sources) is masked: a marked block is left
 out, a marked cell compared without its outputs, and the wheel's expected output of a marked
-block left out.
+block left out. Two things differ between any two runs whoever wrote them, so they are masked
+with no mark (a tutorial is compared as its author wrote it): a cell that times its code
+(``%timeit``, ``%%time``: its outputs, as a marked cell's), and an object's address in its
+default repr (``<object object at 0x7f...>``, on any page).
 """
 
 from __future__ import annotations
@@ -42,6 +45,10 @@ _NUMBER = re.compile(r"\d[\d,.]*(?:e[-+]?\d+)?")
 _VERSION_NAMED = re.compile(r"""\b(Python|jax|jaxlib|numpy)("?:? "?| )\d+(?:\.\d+)+""")
 # ``sha256=<hex>``, and as a highlighted install line shows it (``sha256<span class="o">=</span>``).
 _DIGEST = re.compile(r"\bsha256(?:<[^>]+>)*=(?:<[^>]+>)*[\w-]+(?:,\d+)?")
+# An object's address in its default repr (``<function f at 0x7f3c...>``; escaped on a page)
+_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{4,16}\b")
+# A cell that times its code: its outputs are timings (IPython's magics, as the cell holds them)
+TIMING_CELL = re.compile(r"^\s*%%?(?:timeit|time)\b", re.MULTILINE)
 _MACHINE = re.compile(r"(?:on this build|on the machine that built it then): (.*?)(?:\. Reused|$)")
 
 
@@ -66,6 +73,7 @@ class Varying:
     blocks: dict[str, set[str]] = field(default_factory=dict)  # page's HTML -> block ids
     cells: dict[str, set[int]] = field(default_factory=dict)  # page's HTML -> cell numbers
     expected: set[tuple[str, str]] = field(default_factory=set)  # (page's source, block id)
+    timing_cells: int = 0  # of ``cells``: those masked for their ``%timeit``, unmarked
 
     def count(self) -> int:
         return sum(map(len, self.blocks.values())) + sum(map(len, self.cells.values()))
@@ -73,15 +81,18 @@ class Varying:
     def said(self) -> str:
         """How many were masked, in words."""
         blocks, cells = sum(map(len, self.blocks.values())), sum(map(len, self.cells.values()))
-        return (
-            f"{blocks + cells} output(s) marked varying masked ({blocks} block(s), {cells} cell(s))"
+        said = (
+            f"{blocks + cells} output(s) marked varying masked ({blocks} block(s), {cells} cell(s)"
         )
+        timed = f", {self.timing_cells} of them timing their code" if self.timing_cells else ""
+        return f"{said}{timed})"
 
     @classmethod
     def read(cls, docs: Path) -> Varying:
         """The marks in ``docs`` (the project's ``docs_dir``): each Markdown page's fences
         with ``varying="yes"`` (read as the build reads them, ``fences.on_page``) and each
-        notebook's cells tagged ``varying-output`` (numbered as the build numbers them)."""
+        notebook's cells tagged ``varying-output`` (numbered as the build numbers them), and
+        each notebook's cells that time their code (``TIMING_CELL``), marked or not."""
         from ..execution import fences
         from ..notebooks import formats as notebook_formats
         from ..notebooks import kernels
@@ -91,7 +102,7 @@ class Varying:
             if path.suffix not in (".md", ".py", ".ipynb") or not path.is_file():
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
-            if fences.VARYING_OPTION not in text:  # the tag holds the word too
+            if fences.VARYING_OPTION not in text and "%time" not in text:  # the tag: the word
                 continue
             src_uri = path.relative_to(docs).as_posix()
             page = built_page(src_uri)
@@ -108,6 +119,9 @@ class Varying:
             for number, cell in enumerate(notebook.cells, start=1):
                 if kernels.VARYING_TAG in (cell.get("metadata", {}).get("tags") or []):
                     found.cells.setdefault(page, set()).add(number)
+                elif cell.cell_type == "code" and TIMING_CELL.search(cell.source):
+                    found.cells.setdefault(page, set()).add(number)
+                    found.timing_cells += 1
         return found
 
 
@@ -139,6 +153,12 @@ def _as_is(text: str) -> str:
     return text
 
 
+def _without_addresses(text: str) -> str:
+    """``text`` with each object's address masked (``at 0x<address>``): it differs between any
+    two runs, and says nothing of what the code computed."""
+    return _ADDRESS.sub("at 0x<address>", text)
+
+
 def differences(
     cached: Path,
     fresh: Path,
@@ -158,7 +178,7 @@ def differences(
             found.append(f"{name}: only in the {sides[b.is_file()]} build")
         elif a.read_bytes() != b.read_bytes():
             if name.endswith(".html"):
-                texts = (mask(a.read_text(encoding="utf-8")), mask(b.read_text(encoding="utf-8")))
+                texts = [_without_addresses(mask(x.read_text(encoding="utf-8"))) for x in (a, b)]
                 found += page_differences(name, *texts, timings, sides, varying)
             elif name.endswith(".whl"):  # the wheel carries the book's expected outputs
                 found += _archive_differences(name, a, b, sides, mask, varying)

@@ -1,8 +1,10 @@
 """Which files of ``docs/`` are notebooks, in which format, and what the build does with each.
 
 - **jupytext** (``KIND_JUPYTEXT``): a ``.py`` that mkdocs-jupyter's ``include`` takes
-  (``notebooks/*.py``): executed, and rendered by mkdocs-jupyter, as the course's own notebook
-  always was.
+  (``notebooks/*.py``): executed. One written as the course's own notebooks are, with the
+  course's set-up cell (``SETUP_MARK``, as P5-9.1's), is rendered by mkdocs-jupyter, as the
+  course's notebook always was; any other (a tutorial converted with ``jupytext --to
+  py:percent``) as its ``.ipynb`` would be, below (``as_jupyter_book``).
 - **ipynb** (``KIND_IPYNB``): any ``.ipynb`` in ``docs/``: executed, unless its metadata says
   ``"mystnb": {"execution_mode": "off"}`` (myst-nb's own switch, as Jupyter Book reads it):
   then shown with the outputs stored in it, no kernel started.
@@ -10,11 +12,12 @@
   (what ``jupytext --to md:myst`` writes, with its ``jupytext`` block): executed. Every other
   ``.md`` is a page; only the front matter is read to tell them apart.
 
-The last two are rendered as Jupyter Book renders them (``jupyter_book.py``, ``myst.py``). All
-three run in the build's kernel (mkdocs-jupyter's ``kernel_name``), under the same cache and
-limits; a notebook whose kernel is not Python fails the build, naming it. A nav entry that names
-a file the build cannot render as a page (a ``.py`` outside ``notebooks/``, a ``.txt``) fails
-the build naming the entry and the file, rather than becoming a link to the raw file.
+The last two, and a ``.py`` without the set-up cell, are rendered as Jupyter Book renders them
+(``jupyter_book.py``, ``myst.py``). All three run in the build's kernel (mkdocs-jupyter's
+``kernel_name``), under the same cache and limits; a notebook whose kernel is not Python fails
+the build, naming it. A nav entry that names a file the build cannot render as a page (a ``.py``
+outside ``notebooks/``, a ``.txt``) fails the build naming the entry and the file, rather than
+becoming a link to the raw file.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ KIND_IPYNB = "ipynb"
 KIND_MYST = "myst"
 STORED = "shown with its stored outputs (mystnb.execution_mode: off)"
 _FRONT_MATTER_MAX = 64 * 1024  # a front matter longer than this is not a notebook's
+SETUP_MARK = "{{ install.requirement }}"  # the course's set-up cell installs this (as the
+# download line and the Colab line read it: hooks/notebook_download.py, hooks/colab.py)
 
 
 def myst_front_matter(path: Path) -> dict | None:
@@ -78,15 +83,20 @@ def _language(path: Path, kind: str) -> str:
 
 def claim(files, config) -> tuple[object, dict[str, str]]:
     """``files`` with each ``.ipynb`` and MyST notebook made a page (mkdocs-jupyter's
-    ``NotebookFile``, as it makes its own), and every notebook's format by ``src_uri``."""
+    ``NotebookFile``, as it makes its own), and every notebook's format by ``src_uri``. The
+    ``.ipynb`` that Jupyter writes beside a jupytext ``.py`` paired with it (its header's
+    ``formats: ipynb,py:percent``, as P5-9.1's) is left out: the ``.py`` is the notebook."""
     from mkdocs.structure.files import Files
     from mkdocs_jupyter.plugin import NotebookFile
 
     jupyter = config.plugins["mkdocs-jupyter"]
     kinds: dict[str, str] = {}
     claimed = []
-    for file in files:
-        kind = kind_of(file, jupyter)
+    found = [(file, kind_of(file, jupyter)) for file in files]
+    paired = {f"{file.src_uri[:-3]}.ipynb" for file, kind in found if kind == KIND_JUPYTEXT}
+    for file, kind in found:
+        if file.src_uri in paired:
+            continue  # the .ipynb jupytext pairs with a .py (``formats: ipynb,py:percent``)
         if kind is None:
             claimed.append(file)
             continue
@@ -102,6 +112,15 @@ def claim(files, config) -> tuple[object, dict[str, str]]:
                 file = NotebookFile(file, **config)
         claimed.append(file)
     return Files(claimed), kinds
+
+
+def as_jupyter_book(kind: str, source: str) -> bool:
+    """The page of a notebook of format ``kind`` whose text is ``source`` is rendered as Jupyter
+    Book renders it (``jupyter_book.py``): every ``.ipynb`` and MyST notebook, and a jupytext
+    ``.py`` but one written as the course's own are, with its set-up cell (``SETUP_MARK``),
+    which keeps mkdocs-jupyter's page. A tutorial converted to ``.py`` thus reads as its
+    ``.ipynb`` would: its tags acted on, its MyST rendered, no prompts."""
+    return kind != KIND_JUPYTEXT or SETUP_MARK not in source
 
 
 def shown_as_stored(notebook) -> bool:

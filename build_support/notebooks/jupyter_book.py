@@ -1,6 +1,6 @@
-"""An ``.ipynb`` or MyST notebook's page, as Jupyter Book renders it: its Markdown cells through
-``myst.py``, its code cells as the site's listings, with no prompt column, and each cell's tags
-acted on (``TAGS``).
+"""An ``.ipynb``, MyST or jupytext notebook's page (``formats.as_jupyter_book``), as Jupyter
+Book renders it: its Markdown cells through ``myst.py``, its code cells as the site's listings,
+with no prompt column, and each cell's tags acted on (``TAGS``).
 
 - ``remove-cell``: the cell is not on the page; ``remove-input`` / ``remove-output``: its code /
   its outputs are not; ``hide-input`` / ``hide-output`` (and ``hide-cell``): they are, folded

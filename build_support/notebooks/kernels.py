@@ -230,11 +230,14 @@ def cell_timeout_s(notebook, default: float) -> float:
 
 
 def steady_errors(notebook) -> None:
-    """Each error output's traceback without the kernel's temporary paths (a fresh run's
-    differ), which name the cell's code file as ``<cell>``."""
+    """Each error output's traceback, and each printed stream (a warning names the line that
+    raised it), without the kernel's temporary paths (a fresh run's differ), which name the
+    cell's code file as ``<cell>``."""
     for cell in notebook.cells:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            if output.get("output_type") == "error":
+            if output.get("output_type") == "stream":
+                output["text"] = _KERNEL_FILE.sub("<cell>", str(output.get("text", "")))
+            elif output.get("output_type") == "error":
                 output["evalue"] = _KERNEL_FILE.sub("<cell>", str(output.get("evalue", "")))
                 output["traceback"] = [
                     _KERNEL_FILE.sub("<cell>", line) for line in output.get("traceback", [])
@@ -375,6 +378,7 @@ class Notebooks:
     threads: NotebookThreads  # the process's
     runs: dict[str, NotebookRun] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)  # each notebook's format (formats.py)
+    jupyter_book: set[str] = field(default_factory=set)  # pages Jupyter Book's way (formats.py)
     paths: dict[str, Path] = field(default_factory=dict)  # each notebook's source
     labels: dict[str, tuple[str, str]] | None = None  # MyST targets (page._labels)
     background: bool = False  # mkdocs serve: runs go on past the rebuild (``threads.runs``)

@@ -1,6 +1,8 @@
 """A notebook's page through the build: its run reused from the execution cache or started in
-the background (``start_notebooks``; the runs: ``kernels.py``), its page rendered by
-mkdocs-jupyter from the executed notebook or reused, and its run recorded as a ``Run``.
+the background (``start_notebooks``; the runs: ``kernels.py``), its page rendered from the
+executed notebook (as Jupyter Book renders it, ``jupyter_book.py``; a ``.py`` with the course's
+set-up cell by mkdocs-jupyter, or reused: ``formats.as_jupyter_book``), and its run recorded as
+a ``Run``.
 
 A page is reused for the same executed notebook and plugin options: nbconvert compiles its
 templates on every call, half a second of every rebuild. mkdocs-jupyter's ``render`` (put on the
@@ -54,6 +56,8 @@ def start_notebooks(
         build.notebooks.kinds[src_uri] = kind
         build.notebooks.paths[src_uri] = path
         source = path.read_text(encoding="utf-8")
+        if formats.as_jupyter_book(kind, source):
+            build.notebooks.jupyter_book.add(src_uri)
         if kind == formats.KIND_IPYNB and formats.shown_as_stored(json.loads(source)):
             run = kernels.NotebookRun(src_uri, ran=False, reasons=[formats.STORED])
             run.result.set_result(kernels.read_notebook(path))
@@ -63,7 +67,7 @@ def start_notebooks(
         ingredients = build.environment.ingredients(
             code_cells(kind, source), source=digest(source), kernel=kernel_name
         )
-        run = kernels.NotebookRun(src_uri, says_where=kind != formats.KIND_JUPYTEXT)
+        run = kernels.NotebookRun(src_uri, says_where=src_uri in build.notebooks.jupyter_book)
         build.notebooks.runs[src_uri] = run
         found = build.cache.look_up(ingredients, identity=src_uri)
         running = build.notebooks.threads.runs.get(src_uri)  # mkdocs serve: an earlier rebuild's
@@ -148,7 +152,7 @@ def render_notebook_page(build: BuildState, page, render: Callable, config, file
     from mkdocs.exceptions import PluginError
 
     src_uri = page.file.src_uri
-    if build.notebooks.kinds.get(src_uri, formats.KIND_JUPYTEXT) != (formats.KIND_JUPYTEXT):
+    if src_uri in build.notebooks.jupyter_book:
         _render_as_jupyter_book(build, page, files)
         return
     if still_running(build, src_uri):  # mkdocs serve: shown as it is, said so
@@ -209,8 +213,8 @@ def _labels(build: BuildState) -> dict[str, tuple[str, str]]:
     title a ``{ref}`` to it shows; read once per build, from the sources."""
     if build.notebooks.labels is None:
         labels: dict[str, tuple[str, str]] = {}
-        for src_uri, kind in build.notebooks.kinds.items():
-            if kind == formats.KIND_JUPYTEXT or src_uri not in build.notebooks.paths:
+        for src_uri in build.notebooks.kinds:
+            if src_uri not in build.notebooks.jupyter_book or src_uri not in build.notebooks.paths:
                 continue
             notebook = kernels.read_notebook(build.notebooks.paths[src_uri])
             for cell in notebook.cells:
