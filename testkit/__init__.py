@@ -15,4 +15,6 @@ numeric tests also run where only jax, numpy and pytest are installed.
 - ``supervised``: several processes of one JAX system, supervised (tests only).
 - ``shown_blocks``: the Python blocks a built page shows, as a reader copies them (bs4).
 - ``browser_pages``: pages opened in playwright that record their errors (playwright).
+- ``dask_cluster``: a Dask scheduler and workers on 127.0.0.1, one a GPU stand-in (distributed).
+- ``s3_store``: moto's S3 server on 127.0.0.1, a bucket, a build's variables for it (moto).
 """

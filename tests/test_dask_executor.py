@@ -14,7 +14,6 @@ a GPU page with no cluster nor GPU fails, never runs on this CPU.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import json
 import os
 import re
@@ -22,7 +21,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,9 +31,9 @@ from build_support.cluster import on_worker
 from build_support.execution import plan
 from build_support.settings import EXECUTOR_ENV
 from testkit.build import mkdocs_build
+from testkit.dask_cluster import Cluster, ran_on_cluster, started
 from testkit.small_site import site_config
 
-DASK = str(Path(sys.executable).parent / "dask")
 WAIT_S = 3  # executor_wait_s in the tests' sites: a missing worker fails fast
 
 PAGE_A = """\
@@ -105,89 +103,10 @@ def blocks(root: Path, page: str) -> list[str]:
     return re.findall(r'<div class="exec-block".*?</div>', html, re.DOTALL)
 
 
-def ran_on_cluster(stderr: str) -> dict[str, tuple[str, int]]:
-    """Each job the build says ran on the cluster: page and blocks -> worker address, pid."""
-    pattern = r"Ran on the Dask cluster: (\S+ [^\n]*?), on Dask worker (\S+) \(host \S+, pid (\d+)"
-    return {m[0]: (m[1], int(m[2])) for m in re.findall(pattern, stderr)}
-
-
-# ---------------------------------------------------------------- the cluster's processes
-
-
-class Cluster:
-    """A scheduler and its workers on 127.0.0.1, each a process group of its own."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder, self.processes = folder, []
-        self.workers: dict[str, subprocess.Popen] = {}
-        file = folder / "scheduler.json"
-        command = [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
-        self._start([*command, "--scheduler-file", str(file)], "scheduler")
-        deadline = time.monotonic() + 60
-        while not file.is_file() or not file.read_text().strip():
-            assert time.monotonic() < deadline, "the scheduler did not start"
-            time.sleep(0.1)
-        time.sleep(0.1)  # written whole
-        self.address = json.loads(file.read_text())["address"]
-
-    def _start(self, command: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
-        with (self.folder / f"{name}.log").open("w") as log:
-            process = subprocess.Popen(
-                command,
-                cwd=self.folder,  # not the checkout
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env={**os.environ, **(env or {})},
-            )
-        self.processes.append(process)
-        return process
-
-    def add_worker(self, name: str, gpu: bool = False, env: dict | None = None) -> None:
-        local = self.folder / f"{name}-local"
-        local.mkdir()
-        command = [DASK, "worker", self.address, "--name", name, "--nthreads", "2"]
-        command += ["--no-nanny", "--no-dashboard", "--local-directory", str(local)]
-        command += ["--resources", "GPU=1"] if gpu else []
-        self.workers[name] = self._start(command, name, env)
-        with self.client() as client:
-            client.wait_for_workers(len(self.workers), timeout=60)
-
-    def address_of(self, name: str) -> str:
-        with self.client() as client:
-            workers = client.scheduler_info(n_workers=-1)["workers"]
-        (address,) = [address for address, info in workers.items() if info["name"] == name]
-        return address
-
-    @contextlib.contextmanager
-    def client(self) -> Iterator:
-        from distributed import Client
-        from distributed.versions import VersionMismatchWarning
-
-        with warnings.catch_warnings():  # a worker with another numpy, on purpose
-            warnings.simplefilter("ignore", VersionMismatchWarning)
-            client = Client(self.address, timeout="30s", set_as_default=False)
-        try:
-            yield client
-        finally:
-            client.close()
-
-    def stop(self) -> None:
-        for process in reversed(self.processes):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
 @pytest.fixture
 def cluster(tmp_path) -> Iterator[Cluster]:
-    folder = tmp_path / "cluster"
-    folder.mkdir()
-    started = Cluster(folder)
-    try:
-        yield started
-    finally:
-        started.stop()
+    with started(tmp_path / "cluster") as cluster:
+        yield cluster
 
 
 # ---------------------------------------------------------------- builds on a cluster

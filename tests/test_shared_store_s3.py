@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -33,9 +32,9 @@ from build_support.caching.compare import differences
 from build_support.caching.shared_store import OPTIONS_ENV
 from build_support.settings import SHARED_STORE_ENV, SHARED_STORE_MODE_ENV
 from testkit.build import copy_env, copy_project, mkdocs_build
+from testkit.s3_store import AWS_ENV, BUCKET, endpoint_options, free_port, s3_server
 from testkit.small_site import EXECUTION_HOOK, site_config
 
-BUCKET = "course-store"
 PAGE = """\
 # A
 
@@ -57,44 +56,13 @@ print(open("docs/data.txt").read())
 ```
 """
 BLOCKS = {"alone", "first", "second", "reads"}
-AWS_ENV = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_CONFIG_FILE": "/dev/null",
-    "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
-}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def endpoint_options(port: int) -> dict:
-    return {"client_kwargs": {"endpoint_url": f"http://127.0.0.1:{port}"}}
 
 
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory) -> Iterator:
+def s3() -> Iterator:
     """The S3 server, its bucket, and an s3fs file system of this process on it."""
-    from moto.server import ThreadedMotoServer
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in AWS_ENV.items():
-            patch.setenv(name, value)
-        import s3fs
-
-        fs = s3fs.S3FileSystem(skip_instance_cache=True, **endpoint_options(port))
-        fs.mkdir(BUCKET)
-        fs.port = port
+    with pytest.MonkeyPatch.context() as patch, s3_server(patch) as fs:
         yield fs
-    server.stop()
 
 
 def write_site(root: Path) -> Path:

@@ -1,0 +1,133 @@
+"""The cluster and the shared store together (issue 51): a loopback Dask cluster (a ``dask
+scheduler`` and two ``dask worker`` processes, one started with ``--resources GPU=1``, each with
+its own ``--local-directory``: testkit/dask_cluster.py) runs a small site's sessions, writing
+what it runs into an S3 store on moto's server (testkit/s3_store.py). The site equals a fresh
+local build's, as ``make check-cache`` compares them (timings aside); every GPU page's session
+ran on the GPU worker and no other session did; and another machine, with no cluster, renders
+the same site from the store alone (``RENDER_ONLY=1``), the GPU page's output included.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from build_support.caching.compare import differences
+from build_support.settings import EXECUTOR_ENV, RENDER_ONLY_ENV
+from testkit.build import mkdocs_build
+from testkit.dask_cluster import Cluster, ran_on_cluster, started
+from testkit.s3_store import BUCKET, build_env, s3_server
+from testkit.small_site import site_config
+
+PAGES = {
+    "a": """\
+# A
+
+```python exec="on" id="alone"
+print("alone says", sum(range(10)))
+```
+
+```python exec="on" session="s" id="first"
+shared = 6 * 7
+print("first sets", shared)
+```
+
+```python exec="on" session="s" id="second"
+print("second sees", shared)
+```
+""",
+    "g": """\
+# G
+
+```python exec="on" id="on-gpu"
+print("a GPU page's block", 2**10)
+```
+
+```python exec="on" session="g" id="gpu-session"
+import os
+print("its session", os.environ.get("XLA_FLAGS"))
+```
+""",
+}
+GPU_FRONT = "---\nexecution: {gpu: true}\n---\n"
+SETTINGS = (
+    f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: 20, shared_store: !ENV COURSE_SHARED_STORE, "
+    f"shared_store_mode: !ENV [COURSE_SHARED_STORE_MODE, read-write], "
+    f"render_only: !ENV {RENDER_ONLY_ENV}"
+)
+
+
+def write_site(root: Path, gpu_front: bool) -> Path:
+    (root / "docs").mkdir(parents=True)
+    (root / "mkdocs.yml").write_text(site_config("combined", SETTINGS) + "nav: [a.md, g.md]\n")
+    (root / "docs" / "a.md").write_text(PAGES["a"])
+    (root / "docs" / "g.md").write_text((GPU_FRONT if gpu_front else "") + PAGES["g"])
+    return root
+
+
+def build(site: Path, fresh: bool = False, **env: str) -> subprocess.CompletedProcess:
+    env = {EXECUTOR_ENV: "", RENDER_ONLY_ENV: "", "COURSE_SHARED_STORE": ""} | env
+    result = mkdocs_build(
+        site / "mkdocs.yml", site / "site", fresh=fresh, cache_dir=site / "store", env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def executed(stderr: str) -> set[str]:
+    return set(re.findall(r"Executed \S+ \S+: (ran|reused)", stderr))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[Cluster]:
+    with started(tmp_path_factory.mktemp("cluster")) as cluster:
+        cluster.add_worker("cpu")
+        cluster.add_worker("gpu", gpu=True)
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator:
+    with pytest.MonkeyPatch.context() as patch, s3_server(patch) as fs:
+        yield fs
+
+
+def test_a_cluster_build_into_s3_equals_a_local_build_and_another_machine_renders_it(
+    cluster, s3, tmp_path
+):
+    local = write_site(tmp_path / "local", gpu_front=False)  # run here: no GPU page here
+    build(local, fresh=True)
+    url = f"s3://{BUCKET}/combined"
+
+    site = write_site(tmp_path / "cluster-build", gpu_front=True)
+    result = build(site, **{EXECUTOR_ENV: cluster.address} | build_env(url, "read-write", s3.port))
+    assert executed(result.stderr) == {"ran"}
+    assert "cache warning" not in result.stderr
+    cpu, gpu = cluster.address_of("cpu"), cluster.address_of("gpu")
+    ran = ran_on_cluster(result.stderr)
+    assert ran == {
+        "a.md alone": (cpu, cluster.workers["cpu"].pid),
+        "a.md first, second": (cpu, cluster.workers["cpu"].pid),
+        "g.md on-gpu": (gpu, cluster.workers["gpu"].pid),  # every GPU session there,
+        "g.md gpu-session": (gpu, cluster.workers["gpu"].pid),  # and no other
+    }
+    assert differences(local / "site", site / "site") == []
+    s3.invalidate_cache()
+    stored = s3.find(f"{BUCKET}/combined/execution")
+    assert stored  # what the cluster ran, written there by the build
+
+    # Another machine: a checkout elsewhere, its own empty local store, no cluster, the
+    # store read-only: it executes nothing, the GPU page's outputs included.
+    other = tmp_path / "machine-b"
+    shutil.copytree(site / "docs", other / "docs")
+    shutil.copy2(site / "mkdocs.yml", other / "mkdocs.yml")
+    rendered = build(other, **{RENDER_ONLY_ENV: "1"} | build_env(url, "read-only", s3.port))
+    assert executed(rendered.stderr) == {"reused"}
+    assert differences(local / "site", other / "site") == []
+    s3.invalidate_cache()
+    assert s3.find(f"{BUCKET}/combined/execution") == stored
