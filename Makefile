@@ -12,28 +12,35 @@
 #   a browser       any Chrome-family one (build_support/browser.py finds it): mermaid draws each
 #                   diagram not in the cache in it (hooks/mermaid_svg.py); the tests drive it
 
+# What the Makefile reads from Python when it starts, read in one run (build_support/make_vars.py,
+# with .venv's Python where it runs, else python3; every make waits for it): the Python to build
+# with, the folders this user cannot write, the build's switches, the builder, the sections.
+# Where it cannot run (the tests' bare copies of this Makefile), each fallback below stands.
+define newline
+
+
+endef
+MAKE_VARS_ARGS := $(if $(filter undefined,$(origin PYTHON)),,--python $(PYTHON)) .venv node_modules .cache site.builds
+$(eval $(subst @@NEWLINE@@,$(newline),$(shell .venv/bin/python -m build_support.make_vars $(MAKE_VARS_ARGS) 2>/dev/null || python3 -m build_support.make_vars $(MAKE_VARS_ARGS))))
+
 # The build runs on the newest CPython of pyproject.toml's requires-python that the machine has
 # (build_support/pythons.py; python3 where it finds none). .venv is made again when the Python
 # chosen changes: its stamp names the minor version it was made with.
-ifeq ($(origin PYTHON),undefined)
-PYTHON := $(or $(shell python3 -m build_support.pythons newest 2>/dev/null),python3)
-endif
-PYTHON_MINOR := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+PYTHON ?= python3
+PYTHON_MINOR ?= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 VENV := .venv
 BIN := $(VENV)/bin
 VENV_MADE := $(VENV)/.made-with-python$(PYTHON_MINOR)
 # A folder make keeps that another user made (`sudo make build` remakes .venv as root, for root's
 # Python) is said in one line, with its owner and the fix, before any rule removes or writes in
 # it: rm -rf would print a "Permission denied" per file (build_support/writable.py).
-UNWRITABLE := $(shell $(PYTHON) -m build_support.writable $(VENV) node_modules .cache site.builds 2>/dev/null)
 ifneq ($(UNWRITABLE),)
 $(error $(UNWRITABLE))
 endif
 UV_VERSION := 0.13.8
 export UV_LINK_MODE := copy
-# The switches every build runs with, exported from their one home (each says why it is set):
-# build_support/build_command.py, which check-cache and the tests' builds read too.
-$(foreach switch,$(shell $(PYTHON) -m build_support.build_command env),$(eval export $(switch)))
+# The switches every build runs with are exported from their one home (each says why it is set),
+# build_support/build_command.py, which check-cache and the tests' builds read too: make_vars.
 # The release's version is written once, pyproject.toml's [tool.course] release, in the release's
 # own form, vYYYY.MM.DD.N (each section's own version, vYYYY.MM.DD, is in its page's front
 # matter); publishing reads it there, checked (build_support/publishing/release.py). Read only
@@ -46,7 +53,7 @@ VERSION = $(shell $(PYTHON) -m build_support.publishing.release)
 # build_support/publishing/mike_builder.py, which makes it run BUILDER.
 ifeq ($(origin BUILDER),undefined)
 # (mkdocs where build_support cannot be imported: the tests' bare copies of the Makefile)
-BUILDER := $(or $(shell $(PYTHON) -m build_support.build_command builder 2>/dev/null),mkdocs)
+BUILDER := $(or $(BUILDER_FOUND),mkdocs)
 endif
 
 # FRESH=1 (make build FRESH=1): execute every block and notebook, reusing no executed output
@@ -70,7 +77,7 @@ setup: $(VENV)/.synced node_modules/.installed
 # project, which share this .venv, run make with -o .venv/.synced: a sync there would re-point
 # the editable install at the copy). Pages the model cannot read are left to the build, which
 # names the page, the line and the field.
-SECTIONS_NOW := $(strip $(shell $(PYTHON) -m build_support.section sections 2>/dev/null))
+SECTIONS_NOW := $(strip $(SECTIONS_NOW))
 ifneq ($(SECTIONS_NOW),)
 ifneq ($(SECTIONS_NOW),$(strip $(file < $(VENV)/.synced)))
 $(VENV)/.synced: FORCE

@@ -1,6 +1,6 @@
 """The strict build as a command: the project's root, the switches every build runs with, the
 builder, and the ``mkdocs build`` command line. The Makefile exports ``BUILD_ENV`` from here
-(``python3 -m build_support.build_command env``); ``make check-cache``
+(through ``make_vars.py``); ``make check-cache``
 (``caching/check_cache.py``) and the tests' and benchmarks' tooling (``testkit``) import it.
 Standard library only: the Makefile runs it before the virtual environment exists, and the
 numeric tests also run where only jax, numpy and pytest are installed."""
@@ -27,7 +27,7 @@ __all__ = [
 BUILDER = "mkdocs"
 """The builder every build runs with unless told otherwise: ``mkdocs``, or ``properdocs`` (the
 maintained fork of MkDocs 1.6; ``make build BUILDER=properdocs``). The Makefile reads it here
-(``python3 -m build_support.build_command builder``); switching is changing it (see README)."""
+(through ``make_vars.py``); switching is changing it (see README)."""
 
 BUILD_ENV = {
     "NO_MKDOCS_2_WARNING": "1",
@@ -70,12 +70,3 @@ def run_build(
     return subprocess.run(
         command, cwd=config.parent, env=full_env, capture_output=True, text=True, timeout=timeout
     )
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["builder"]:
-        print(BUILDER)
-    elif sys.argv[1:] == ["env"]:
-        print(" ".join(f"{name}={value}" for name, value in BUILD_ENV.items()))
-    else:
-        raise SystemExit("usage: python3 -m build_support.build_command env|builder")

@@ -1,8 +1,8 @@
 """Whether this user can write the folders make keeps in the checkout, said in one line where it
 cannot: a ``sudo make build`` in a user's checkout makes ``.venv`` again as root, for root's
 Python, and the owner's next make would otherwise try ``rm -rf .venv`` and print one "Permission
-denied" per file, with no advice. The Makefile asks before any rule runs; standard library only,
-since it runs before ``.venv`` exists.
+denied" per file, with no advice. The Makefile asks before any rule runs (``make_vars.py``);
+standard library only, since it runs before ``.venv`` exists.
 
     python3 -m build_support.writable .venv node_modules .cache site.builds
     # prints nothing, or: .venv belongs to root (made by another user): remove it with

@@ -6,6 +6,7 @@ check-upstream`` (their comparison, on planted build outputs: the real builds ta
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -53,6 +54,51 @@ def test_a_python_is_found_only_where_it_runs(tmp_path, monkeypatch):
     wrong.symlink_to(sys.executable)
     assert pythons.found(["3.99", THIS]) == {THIS: str(installed)}
     assert pythons.first(["3.99", THIS]) == str(installed)
+
+
+def test_a_pyenv_shim_on_path_is_run_only_where_pyenv_has_no_copy(tmp_path, monkeypatch):
+    """Each run through a shim starts a shell and pyenv (0.3 s of every make): pyenv's own copy
+    of a version is probed first."""
+    pyenv = tmp_path / "pyenv"
+    ran = tmp_path / "shim-ran"
+    shim = pyenv / "shims" / f"python{THIS}"
+    shim.parent.mkdir(parents=True)
+    shim.write_text(f'#!/bin/sh\ntouch {ran}\nexec {sys.executable} "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("PYENV_ROOT", str(pyenv))
+    assert pythons.found([THIS]) == {THIS: sys.executable}  # only the shim: it is run
+    assert ran.exists()
+    ran.unlink()
+    installed = pyenv / "versions" / f"{THIS}.0" / "bin" / f"python{THIS}"
+    installed.parent.mkdir(parents=True)
+    installed.symlink_to(sys.executable)
+    assert pythons.found([THIS]) == {THIS: str(installed)}
+    assert not ran.exists()
+
+
+def test_the_makefiles_start_up_values_are_each_modules_own():
+    """build_support/make_vars.py: what make evaluates is each module's own value."""
+    from build_support import section
+    from build_support.build_command import BUILD_ENV, BUILDER
+
+    names = ("PYTHON_MINOR", "BUILDER", "SECTIONS_NOW", "UNWRITABLE")
+    printed = "; ".join(f"echo '{name}=$({name})'" for name in names)
+    shown = subprocess.run(
+        ["make", "-s", "--eval", f"start-up-values: ; @{printed}; env", "start-up-values"],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k not in BUILD_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    values = dict(line.split("=", 1) for line in shown.splitlines() if "=" in line)
+    assert values["PYTHON_MINOR"] == THIS or "PYTHON" in os.environ
+    assert values["BUILDER"] == BUILDER
+    assert {name: values.get(name) for name in BUILD_ENV} == BUILD_ENV  # exported
+    sections = " ".join(f"{s.id} {s.version} docs/{s.page}" for s in section.sections(ROOT))
+    assert values["SECTIONS_NOW"] == sections
+    assert values["UNWRITABLE"] == ""
 
 
 def test_venv_is_made_again_when_the_python_chosen_changes():
