@@ -7,8 +7,9 @@ A cluster build shows what a local build shows, its blocks ran on the Dask worke
 addresses and pids, in the build's log), a GPU page's only on the GPU worker and no other page's
 there, and what it ran fills the store a local build then reuses. A worker whose environment
 differs is refused, naming the difference; no worker, or no scheduler, fails the build, naming
-the cause, the page and the cluster; a worker killed mid-session costs one more run, elsewhere;
-a GPU page with no cluster nor GPU fails, never runs on this CPU.
+the cause, the page and the cluster; a worker killed mid-session costs one more run, elsewhere,
+and a second loss fails the block, named; a GPU page with no cluster nor GPU fails, never runs
+on this CPU.
 """
 
 from __future__ import annotations
@@ -240,6 +241,41 @@ def test_a_worker_killed_mid_session_is_survived_by_running_it_again_elsewhere(t
     }
     assert marks.read_text() == "started\nstarted\n"  # twice: the first run never came back
     assert "<p>slept</p>" in (site / "site" / "s" / "index.html").read_text()
+
+
+def test_a_session_whose_worker_is_killed_twice_fails_naming_its_page_never_a_wrong_page(
+    tmp_path, cluster
+):
+    cluster.add_worker("first")
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: 10")
+    (site / "mkdocs.yml").write_text(config + "nav: [s.md]\n")
+    marks = tmp_path / "marks"
+    (site / "docs" / "s.md").write_text(SLOW.format(marks=str(marks)))
+
+    def started(times: int, running: concurrent.futures.Future) -> None:
+        deadline = time.monotonic() + 120
+        while not marks.exists() or marks.read_text().count("started") < times:
+            assert time.monotonic() < deadline and not running.done(), "the block never started"
+            time.sleep(0.05)
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        running = pool.submit(build, site, cluster.address)
+        started(1, running)
+        cluster.add_worker("second")
+        os.killpg(cluster.workers["first"].pid, signal.SIGKILL)
+        started(2, running)  # again, on the second
+        second = cluster.address_of("second")
+        os.killpg(cluster.workers["second"].pid, signal.SIGKILL)
+        result = running.result(timeout=180)
+    assert result.returncode != 0
+    said = (
+        f"page s.md, block 'slow' failed: not run: the Dask worker {second} that ran it left "
+        "the cluster, again: it ran twice, and ended neither time"
+    )
+    assert said in result.stderr, result.stderr[-3000:]
+    assert not ran_on_cluster(result.stderr)
 
 
 def test_a_scheduler_out_of_reach_fails_the_build_naming_its_address(tmp_path):

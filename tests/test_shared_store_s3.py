@@ -14,6 +14,7 @@ neither fsspec nor s3fs.
 
 from __future__ import annotations
 
+import errno
 import functools
 import http.server
 import json
@@ -321,3 +322,30 @@ def test_the_shared_store_settings_are_checked():
         settings.validated({"shared_store": "/just/a/folder"}, None)
     with pytest.raises(ConfigurationError, match=r"shared_store_mode.*COURSE_SHARED_STORE_MODE"):
         settings.validated({"shared_store_mode": "write-only"}, None)
+
+
+def test_a_shared_store_that_refuses_writes_warns_once_and_keeps_entries_locally(
+    tmp_path, capsys, monkeypatch
+):
+    """A full (or denied) store: one warning, and every entry kept in the local store."""
+    from build_support.caching.cache import Cache
+    from build_support.caching.shared_store import SharedStore, TieredStore
+    from build_support.caching.store import FileStore
+
+    url = f"memory://{tmp_path.name}-full"
+    shared = SharedStore(url)
+    fs, _ = shared._filesystem()
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(fs, "pipe_file", full)
+    cache = Cache("execution", TieredStore(FileStore(tmp_path / "local"), shared))
+    for key, output in (("ab" * 32, b"one"), ("cd" * 32, b"two")):
+        assert cache.write(key, output)
+        assert FileStore(tmp_path / "local").get("execution", key).payload == output
+    said = [line for line in capsys.readouterr().err.splitlines() if "cache warning" in line]
+    assert said == [
+        f"cache warning: shared store {url}: cannot store entries (OSError: [Errno 28] No space "
+        "left on device): kept in the local store only"
+    ]
