@@ -6,5 +6,5 @@ page rendered, by mkdocs-jupyter or as Jupyter Book renders it.
 - ``kernels``: the runs, each in a kernel of its own, and a kernel's limits.
 - ``page``: a notebook's page: its run started or reused, rendered, recorded.
 - ``jupyter_book``: an ``.ipynb`` or MyST notebook's page, cell tags acted on.
-- ``myst``: MyST Markdown in those pages' cells.
+- ``myst``: MyST Markdown in those pages' cells; ``tex``: their formulas as MathML.
 """

@@ -8,7 +8,8 @@ literal braces:
 - admonition directives (```` ```{note} ````, ``:::{warning}``, ``{tip}``, ``{important}``,
   ``{seealso}``, ``{admonition} Title``, ...) become Material admonitions; ``:class: dropdown``
   and ``{dropdown}`` a collapsible one (``<details>``);
-- ``{code-block}``/``{code}`` a highlighted listing, ``{math}`` a display formula,
+- ``{code-block}``/``{code}`` a highlighted listing, ``{math}`` a display formula (``$...$``,
+  ``$$...$$`` and ``{math}`` become MathML in the page: ``tex.py``),
   ``{image}``/``{figure}`` an image; ``{toctree}`` and ``{contents}`` nothing; any other
   directive its body;
 - ``(label)=`` an anchor; ``{ref}`` and ``{doc}`` a link where the target is on the site, its

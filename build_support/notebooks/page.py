@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..caching.cache import canonical, digest
+from ..caching.cache import Cache, canonical, digest
 from ..caching.environment import tool_versions
 from ..publishing.runs import Run
-from . import formats, jupyter_book, kernels, myst
+from . import formats, jupyter_book, kernels, myst, tex
 
 if TYPE_CHECKING:
     from ..execution.state import BuildState
@@ -199,9 +199,10 @@ def _render_as_jupyter_book(build: BuildState, page, files) -> None:
             raise PluginError(f"notebook {src_uri} failed to execute:{apart}{error}") from error
     try:
         rendered = jupyter_book.render_notebook(notebook, _resolver(build, page, files))
-    except jupyter_book.NotebookPageError as error:
+        content = tex.as_mathml(rendered.content, Cache.for_project("math", build.project_root))
+    except (jupyter_book.NotebookPageError, tex.TexError) as error:
         raise PluginError(f"notebook {src_uri}: {error}") from error
-    page.content = (RUNNING_NOTICE if running else "") + rendered.content
+    page.content = (RUNNING_NOTICE if running else "") + content
     page.toc = get_toc(jupyter_book.toc_tokens(rendered.headings))
     page._title_from_render = rendered.title  # MkDocs' own: a nav title comes first
     # The download and Colab links go on the pages mkdocs-jupyter marks so (its ``nb_url``)
