@@ -59,6 +59,10 @@ endif
 # FRESH=1 (make build FRESH=1): execute every block and notebook, reusing no executed output
 # from the cache store in .cache/ (COURSE_CACHE_DIR elsewhere; the results still refresh it).
 # make publish always does. Both are settings of the build: mkdocs.yml's extra.build.
+# As are, read by mkdocs.yml from the environment (make passes what its command line sets):
+# EXECUTOR=tcp://host:8786, the Dask cluster sessions run on; SHARD=k/n, execute only that
+# slice of the course's sessions, into the store; RENDER_ONLY=1, execute nothing, render from
+# the store and fail naming what it lacks (README, "A sharded CI"; build_support/cluster/).
 FRESH ?=
 
 .PHONY: setup browser serve build check-cache check-pythons check-upstream test test-tools lint bench publish unpublish print-version clean new-section
