@@ -431,3 +431,30 @@ def test_an_authors_ipynb_is_kept_by_git_and_only_the_course_notebooks_pair_is_n
 
     assert not ignored("docs/notebooks/p5-9-2-common-gotchas-in-jax.ipynb")
     assert ignored("docs/notebooks/p5-9-1-practice-in-jax.ipynb")
+
+
+def test_the_projects_lint_reads_a_py_notebook_not_an_authors_ipynb(tmp_path):
+    """``make test``'s ruff lints the project's code, a ``.py`` notebook with it; an ``.ipynb``
+    (as a MyST ``.md``) is a tutorial kept as its authors wrote it (JAX's 2-space indent)."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copy(root / "pyproject.toml", tmp_path)
+    notebooks = tmp_path / "docs" / "notebooks"
+    notebooks.mkdir(parents=True)
+    tutorial = nbformat.v4.new_notebook()
+    tutorial.cells = [nbformat.v4.new_code_cell("def f(x):\n  return x*2")]
+    (notebooks / "tutorial.ipynb").write_text(nbformat.writes(tutorial), encoding="utf-8")
+    (notebooks / "course.py").write_text("# %%\nprint('the project code')\n", encoding="utf-8")
+    ruff = Path(sys.executable).with_name("ruff")
+    listed = subprocess.run(
+        [str(ruff), "check", "--no-cache", "--show-files", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "course.py" in listed and "tutorial.ipynb" not in listed
