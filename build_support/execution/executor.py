@@ -1,21 +1,20 @@
-"""Where every executed block runs, and how a session gets its worker (``Executor``,
-``LocalExecutor``): each session (a block alone is a session of its own) in a ``Worker``, a
-process in a group of its own, handed one block at a time and waited on holding nothing (under
-``mkdocs serve`` other pages keep answering), its whole group killed when its session ends.
+"""Where every executed block runs, and how a session gets its worker (``LocalExecutor``): each
+session (a block alone is a session of its own) in a ``Worker``, a process in a group of its own,
+handed one block at a time and waited on holding nothing (under ``mkdocs serve`` other pages keep
+answering), its whole group killed when its session ends.
 
 The limits are enforced here, where the block cannot undo them: time (past it the worker is
 asked where it is, ``WHERE_SIGNAL``, not waited for, then killed); output (the worker stops
 itself once ``print`` passes ``MAX_OUTPUT_BYTES``; the build bounds the replies and the
 stdout/stderr it forwards, so its own memory stays small); memory (the worker's and its
 descendants', read every ``POLL_S``). Any other end of a worker (``os._exit``, a signal, a
-crash) is the block's failure, named with its status. A notebook's kernel gets the same three
-limits (``notebooks/kernels.py``: ``KernelLimits``).
+crash) is the block's failure, named with its status.
 
 On Linux a worker is forked from the template process (``template.py``): milliseconds, where an
-interpreter importing JAX takes seconds. Elsewhere (macOS: forking a process that has loaded
-NumPy's or JAX's libraries is unsafe), with ``COURSE_WORKER_START=spawn``, or when the template
-cannot fork safely, each is a fresh interpreter, the log says why once, and one is spawned
-ahead of need, the *spare* (``parallel_blocks.py --run forked --pages 1`` with spawn forced:
+interpreter importing JAX takes seconds. Elsewhere (forking a process that has loaded NumPy's or
+JAX's libraries is unsafe on macOS), with ``COURSE_WORKER_START=spawn``, or where the template
+cannot fork safely, each is a fresh interpreter (the log says why once), one spawned ahead of
+need, the *spare* (``parallel_blocks.py --run forked --pages 1`` with spawn forced:
 29.6 s with it, 46.0 s without, medians of 4 in turns on a loaded 2-core machine, 2026-12).
 """
 
@@ -82,20 +81,6 @@ class SessionWorker(Protocol):
     def run(
         self, code: str, block_id: str, timed: bool, seconds: float, how: dict | None = None
     ) -> dict[str, Any]: ...
-
-    def close(self) -> None: ...
-
-
-class Executor(Protocol):
-    """Where sessions run: ``take`` a worker for a new session whose first block is
-    ``first_code``; ``close_sessions`` ends them all (each build's end), ``close`` all it holds."""
-
-    # fmt: off
-    def take(self, limits: Limits, package_dir: str | None, cache: str | None,
-             first_code: str = "", package_version: str = "") -> SessionWorker: ...
-    # fmt: on
-
-    def close_sessions(self) -> None: ...
 
     def close(self) -> None: ...
 
@@ -317,10 +302,9 @@ def start(limits: Limits, config: dict, template: Template | None, version: str 
 
 @dataclass
 class LocalExecutor:
-    """The process's workers: those running sessions now, and how the next one starts.
-
-    Process scope (``state.PROCESS``), so that under ``mkdocs serve`` the template (or the
-    spare) started for one rebuild serves the next."""
+    """The process's workers: those running sessions now, and how the next one starts; kept by
+    ``state.PROCESS``, so that the template (or the spare) one serve rebuild started serves the
+    next."""
 
     template: Template | None = None
     package_template: Template | None = None  # the template's child holding the package too

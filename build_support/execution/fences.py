@@ -2,13 +2,10 @@
 renders) and the page (``sessions.py``) read a fence here, so they cannot read one differently.
 
 ``read`` finds each executed fence of a page's Markdown and reads its options with superfences'
-option pattern and markdown-exec's own validator, as the page will pass them to the formatter.
-The rest says what a fence's options mean: its id, whether it is a timing (``timed="yes"``), its
-time limit (``timeout``), what its worker runs (``to_run``), and its own part of the cache key.
-Which kinds run where is ARCHITECTURE.md's table: ``RUNS_AS`` (a shell block is a session of its
-own, as in markdown-exec, run every build: ``SHELL_RUNS``; a prompt block's prompt lines are read
-as markdown-exec reads them: ``PROMPT_LINES``), markdown-exec's own formatters for ``md``,
-``markdown`` and ``tree``, and ``REFUSED``.
+option pattern and markdown-exec's own validator, as the page will pass them to the formatter;
+the rest says what they mean: its name, a timing (``timed="yes"``), its ``timeout``, what its
+worker runs (``to_run``: ``RUNS_AS``, ``PROMPT_LINES``), its own part of the cache key. Which
+kinds run where is ARCHITECTURE.md's table (a shell block runs every build: ``SHELL_RUNS``).
 """
 
 from __future__ import annotations
@@ -86,10 +83,9 @@ class _Found:
 
 
 def _found(markdown: str, first_line: int) -> Iterator[_Found]:
-    """Every fence of ``markdown``, as superfences' scan finds it, line by line: a header it
-    does not recognise (``session=s`` unquoted) is a line of text; a fence's content holds no
-    other fence; a line indented less than its opener abandons it, and one never closed holds
-    the rest of the page."""
+    """Every fence of ``markdown`` as superfences' scan finds it: a header it does not recognise
+    is text; a fence holds no other fence; a line indented less than its opener abandons it, and
+    one never closed holds the rest of the page."""
     from pymdownx.superfences import RE_NESTED_FENCE_START
 
     lines = markdown.split("\n")
@@ -232,10 +228,9 @@ def on_page(markdown: str, config: Any, page: str, first_line: int = 1) -> list[
 
 
 def _at_source_lines(expanded: list[Fence], own: list[Fence]) -> list[Fence]:
-    """The fences of the page with its snippets expanded, each at its line in the page's own
-    Markdown (``own``: its fences there): the next fence there with the same header; a fence
-    a snippet file brought keeps the line it has in the page as expanded (it has none of its
-    own)."""
+    """The fences of the page with its snippets expanded, each at the line of the next fence of
+    the page's own Markdown (``own``) with the same header; one a snippet file brought keeps its
+    line in the page as expanded."""
     placed, cursor = [], 0
     for fence in expanded:
         at = next((i for i in range(cursor, len(own)) if own[i].header == fence.header), None)

@@ -1,13 +1,12 @@
 """A failing block says where it failed; under ``mkdocs serve`` it shows in its page.
 
-``failures`` turns every way a block's rendering can fail into a ``Failure``: whatever the block
-raises (``SystemExit`` of any code too), a limit passed, its worker ended, a bad ``timeout``, an
-output over ``MAX_OUTPUT_BYTES`` once rendered; ``handling_failed`` does the same for a fault of
-the build's own handling of a block. Each failure is said on the terminal as it happens and
-shown in place of the block's output, and the build goes on (``Failing``): ``mkdocs serve``
-serves it so; ``mkdocs build`` fails once every page has rendered (``Failing.fail_if_any``),
-naming every failed block with its page, as MkDocs' strict mode does with its warnings. A failed
-block is never stored, so the edit that fixes it clears it.
+``failures`` turns every way a block's rendering can fail into a ``Failure`` (whatever it
+raises, ``SystemExit`` too, a limit passed, its worker ended, a bad option, an output over
+``MAX_OUTPUT_BYTES`` once rendered), ``handling_failed`` a fault of the build's own handling of
+it. Each is said on the terminal as it happens and shown in place of the block's output, and the
+build goes on (``Failing``): ``mkdocs build`` fails once every page has rendered, naming every
+failed block (``Failing.fail_if_any``), as strict mode does with its warnings. A failed block is
+never stored, so the edit that fixes it clears it.
 """
 
 from __future__ import annotations

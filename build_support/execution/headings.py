@@ -1,13 +1,12 @@
 """The headings a block prints, in its page's table of contents as markdown-exec puts them there
 (its ``updatetoc``, on by default), whether the block ran in this build or was reused.
 
-markdown-exec's converter files the headings of a block's output under the HTML it rendered,
-and its ``InsertHeadings`` treeprocessor finds that HTML in the page to add them to the table of
-contents. Here the page holds the output wrapped, so a run's headings are filed again under the
-wrapper (``follow``); they are kept with the block's cache entry (``kept``: each element with
-its text, and whether its text is final, as markdown-exec keeps it), and a reused block files
-them as its run did (``file``). A heading holding raw HTML refers to the page's own HTML stash,
-which a later build does not share: such a block is not stored, and runs every build.
+markdown-exec files the headings of a block's output under the HTML it rendered, which its
+``InsertHeadings`` treeprocessor finds in the page. Here the page holds the output wrapped, so a
+run's headings are filed again under the wrapper (``follow``), kept with its cache entry
+(``kept``: each element, its text and whether that is final), and filed so by a reused block
+(``file``). A heading holding raw HTML refers to the page's own HTML stash, which a later build
+does not share: such a block is not stored, and runs every build.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
-"""A build's run ahead: before any page renders (``on_files``), the sessions that the cache cannot
-serve (``sessions.plan_ahead``) run ahead of their pages on a thread pool, a course's blocks on
-every core (markdown-exec hands the build one block at a time, in page order, and waits for its
-output).
+"""A build's run ahead: before any page renders, the sessions the cache cannot serve
+(``sessions.plan_ahead``) run ahead of their pages on a thread pool, on every core, since
+markdown-exec hands the build one block at a time, in page order, and waits for its output.
 
-A *job* is a session's blocks in order (a block alone is a session of its own), run in a worker
-of its own exactly as the page would run it. When the page asks for its session (``claim``), a
-job not yet started is cancelled and the page runs it in its turn; a job started is waited for,
-and its replies are the page's while it ran what the page asks for (each block's own digest: its
-code and every option). A failure is the block's, raised in its page's turn. Timings never run
-side by side: a timed session is never run ahead, and while a timed block runs (``paused``) no
-job starts and none is running. ``stop`` cancels what has not started.
+A *job* is a session's blocks in order, run in a worker of its own exactly as the page would run
+them. When the page asks for its session (``claim``), a job not yet started is cancelled and the
+page runs it in its turn; a job started is waited for, and its replies are the page's while it
+ran what the page asks for (each block's own digest: its code and every option); a failure is
+the block's, raised in its page's turn. A timed session never runs ahead, and while a timed block
+runs (``paused``) no job starts and none is running. ``stop`` cancels what has not started.
 
 With a cluster (``extra.build.executor``: ``cluster/``) every job is submitted to it instead,
 never cancelled: its page waits for its replies, and a job the cluster could not run fails its
@@ -22,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -113,11 +110,9 @@ def needs_gpu(page: str, markdown: str) -> bool:
 
 def local_gpus() -> bool:
     """This machine lists an NVIDIA GPU (``nvidia-smi -L``)."""
-    if shutil.which("nvidia-smi") is None:
-        return False
     try:
         listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired):  # none installed, or stuck
         return False
     return any(line.startswith("GPU ") for line in listed.stdout.splitlines())
 
@@ -203,15 +198,12 @@ class RunAhead:
         on the cluster, where one is named."""
         if self.stopped:
             return
-        if self.cluster is not None and self.cluster.takes(job, session):
-            job.remote = True
-            self.jobs.setdefault((job.page, session), deque()).append(job)
-            job.future = self.cluster.submit(job)
+        cluster = self.cluster if self.cluster and self.cluster.takes(job, session) else None
+        if cluster is None and (self.threads < 2 or (job.gpu and not self.local_gpu())):
             return
-        if self.threads < 2 or (job.gpu and not self.local_gpu()):
-            return
+        job.remote = cluster is not None
         self.jobs.setdefault((job.page, session), deque()).append(job)
-        job.future = self.pool.submit(self._run, job)
+        job.future = cluster.submit(job) if cluster else self.pool.submit(self._run, job)
 
     def claim(self, page: str, session: str) -> RanAheadWorker | Refused | None:
         """The replies of the session's job once it is done, if it ran one (a block alone's twin

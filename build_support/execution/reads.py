@@ -1,11 +1,10 @@
 """The files a block reads while it runs, stored with its output and checked before reuse.
 
-Only a block's code is known before it runs; what it then reads (a data file under ``docs/``,
-matplotlib's settings, anything ``open`` reaches) is not. So, as make's dependency files do, each
-file the block opens for reading (Python's ``open`` audit event, in the thread running it in its
-worker) is recorded with its SHA-256 beside the output, and an entry is reused only while every
-one is unchanged. A file under the project is stored by its path in it: an entry survives a move
-of the checkout. A recorded file this user cannot open is a miss, with one ``cache warning``.
+Only a block's code is known before it runs, not what it then reads (a data file, matplotlib's
+settings). So, as make's dependency files do, each file the block opens for reading (Python's
+``open`` audit event, in the thread running it in its worker) is recorded with its SHA-256, and
+an entry is reused only while every one is unchanged; one under the project by its path there,
+so an entry survives a move of the checkout. One this user cannot open is a miss, said once.
 
 Left out: files the block wrote; Python's own (compiled modules, ``sys.prefix``: keyed by
 ``uv.lock`` and the Python version); ``/proc``, ``/sys``, ``/dev`` (the backend label); the
@@ -13,8 +12,8 @@ course package's modules as Python imports them (the key holds what the output r
 ``caching/reach.py``, where recording them would re-run the block that first imports the package
 on any edit of it); the user's own caches (``$XDG_CACHE_HOME``, else ``~/.cache``) and
 matplotlib's font list (``fontlist-*.json``): caches of what is recorded or keyed elsewhere,
-which differ from user to user and may be unreadable to another (an entry that recorded one
-failed every build of a colleague sharing the store). A user's matplotlibrc is recorded.
+which differ from user to user and may be unreadable to a colleague sharing the store. A user's
+matplotlibrc is recorded.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT
 _local = threading.local()
 _hook_installed = threading.Lock()
 _installed: list[bool] = []
+log = logging.getLogger("course.store")
 
 
 class Opened:
@@ -125,9 +125,7 @@ def changed(stored: dict[str, str] | None, project_root: Path) -> list[str]:
             current = _digest(path) if path.is_file() else None
         except OSError as error:  # another user's file, say: a miss, never a failure
             reason = f"`{name}` cannot be read here ({error.strerror or error})"
-            logging.getLogger("course.store").warning(
-                "a block's recorded read: %s; ran again", reason
-            )
+            log.warning("a block's recorded read: %s; ran again", reason)
             reasons.append(f"{reason} (read by the block)")
             continue
         if current != digest:

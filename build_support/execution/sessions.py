@@ -1,11 +1,10 @@
 """A block's life on its page, from markdown-exec's formatter (``formatter``) on: looked up (ahead
 of its page too: ``plan_ahead``), reused or run, wrapped, captioned, and recorded as a ``Run``.
-Every block runs in a session, one cache entry run in one worker, whose globals its blocks share;
-a block outside any markdown-exec session is a session of its own, keyed on its code and options.
-A page's sessions fill their slots at its end, so every output, caption and timing comes from
-one run. A block's code runs through markdown-exec's ``base_format`` with our ``WorkerCall`` as
-its ``run``: a failure leaves it as ``BlockError``, which ``base_format`` neither logs nor
-catches; ``guard`` says where it failed.
+Every block runs in a session, one cache entry run in one worker, whose globals its blocks share
+(a block outside any markdown-exec session is a session of its own, keyed on its code and
+options); a page's sessions fill their slots at its end, so each output, caption and timing comes
+from one run. A block runs through markdown-exec's ``base_format`` with ``WorkerCall`` as its
+``run``: a failure leaves it as ``BlockError``, which ``base_format`` neither logs nor catches.
 """
 
 from __future__ import annotations
@@ -103,26 +102,20 @@ def look_up(
         own = fences.own_ingredients(options)
         ingredients = build.environment.ingredients(options["code"], rendered=True, **own, **device)
         identity = f"{page} {fences.block_id(options)}"
-        if fences.is_shell(options):  # never stored: what it read is unknown
-            reasons = [fences.SHELL_RUNS]
-            return Lookup(
-                key_of(ingredients), ingredients=ingredients, identity=identity, reasons=reasons
-            )
     else:
         all_code, headers = "\n".join(codes), "\n".join(fence.header for fence in session)
         ingredients = build.environment.ingredients(
             all_code, rendered=True, session=digest(headers + "\n" + all_code), **device
         )
         identity = f"{page} session {name}"
-    if not codes:
-        key = key_of(ingredients)
-        return Lookup(key, ingredients=ingredients, identity=identity, reasons=[NOT_READ])
+    shell = alone and fences.is_shell(session[0].options)  # what it read is unknown
+    if shell or not codes:  # never stored
+        key, reasons = key_of(ingredients), [fences.SHELL_RUNS if shell else NOT_READ]
+        return Lookup(key, ingredients=ingredients, identity=identity, reasons=reasons)
 
     def objections(payload: dict[str, Any]) -> list[str]:
         blocks = len(payload.get("blocks", []))
         shape = [] if blocks == len(codes) else [f"its entry holds {blocks} blocks"]
-        if any({"conversions", "headings"} - set(block) for block in payload.get("blocks", [])):
-            shape = ["its entry was stored without its ids' numbering or its headings"]
         return reads.changed(payload.get("reads"), build.project_root) or shape
 
     return build.look_up(ingredients, identity, objections, plan=plan)
@@ -159,11 +152,9 @@ def formatter(build: BuildState, language: str) -> Callable[..., str]:
         options[fences.BLOCK_NAME] = _name(build, options)
         try:
             return format_block(build, options)
-        except guard.BlockFailed:
-            raise
+        except (guard.BlockFailed, KeyboardInterrupt):
+            raise  # Ctrl-C by the author stops the build (a block's own is guard's)
         except BaseException as error:  # any fault in the build's own handling
-            if isinstance(error, KeyboardInterrupt):
-                raise  # Ctrl-C by the author stops the build (a block's own is guard's)
             return guard.handling_failed(build.page, block_id(options), error, build.failing)
 
     return format_fence
@@ -286,8 +277,7 @@ def _run_in_session(
     block["own"] = own_digest(options)
     session.failed |= failed
     session.blocks.append(block)
-    if measured:
-        session.measured = measured
+    session.measured = measured or session.measured
     return block, measured_caption(measured, reused=False) + block["html"]
 
 
@@ -372,11 +362,10 @@ def _per_page(build: BuildState, options: dict[str, Any], error: BlockError) -> 
 
 
 def renumbered(text: str, stored: dict[str, Any], now: int) -> str:
-    """A stored block's HTML (or headings) as a run of it in this build would render it, its
-    first conversion numbered ``now + 1``. markdown-exec numbers each of its Markdown
-    conversions in the build (``MarkdownConverter.counter``) and prefixes the ids in a block's
-    output without ``id`` or ``idprefix`` with the number (``exec-3--``): a reused block takes
-    the numbers a run would, so a cached build's ids are a fresh build's."""
+    """A stored block's HTML (or headings) as a run in this build would render it, its first
+    conversion numbered ``now + 1``: markdown-exec numbers its conversions in the build
+    (``MarkdownConverter.counter``) and prefixes the ids of an output without ``id`` or
+    ``idprefix`` with the number (``exec-3--``), so a cached build's ids are a fresh build's."""
     first, used = stored["conversions"]
     if not used or now == first:
         return text
@@ -418,7 +407,7 @@ def run_record(
         output_digest=digest(block["html"]),
         # A timing, or an output marked varying: never compared by ``verify`` as a fixed text.
         expected_to_change=session.timed or fences.is_varying(options),
-        environment=block.get("environment"),  # absent from entries stored without it
+        environment=block.get("environment"),
     )
 
 

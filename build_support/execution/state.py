@@ -1,8 +1,7 @@
 """One build's state (``BuildState``: its sessions, notebooks, run-ahead and runs), and the
 process's (``PROCESS``). A new ``BuildState`` is made for every build, so a ``mkdocs serve``
-rebuild starts with no session or notebook left over. The modules that drive it (``sessions``,
-``notebook_page``, ``plan``'s planning) take it as their first argument; it imports only
-``plan``'s ``RunAhead``, which it holds.
+rebuild starts with no session or notebook left over; the modules that drive it (``sessions``,
+``notebooks/page.py``) take it as their first argument.
 
 MkDocs calls hooks, and markdown-exec its formatters, as plain functions of the process: they
 reach the build running now through ``PROCESS`` (``current()``), which also holds the serve flag
@@ -35,7 +34,6 @@ from .executor import (
     DEFAULT_TIMEOUT_S,
     MAX_OUTPUT_BYTES,
     BlockError,
-    Executor,
     Limits,
     LocalExecutor,
 )
@@ -207,7 +205,7 @@ class ProcessState:
     serving: bool = False  # MkDocs' command is serve: said once a process, in on_startup
     build: BuildState | None = None  # the build running now: replaced by each build's on_config
     # Its sessions' workers end with each build, its warm template with the process.
-    executor: Executor = field(default_factory=LocalExecutor)
+    executor: LocalExecutor = field(default_factory=LocalExecutor)
     rebuild: Callable[[], None] = lambda: None  # serve: ask for a rebuild (set in on_startup)
     # Notebooks' threads and, under serve, the runs outliving their rebuild: stopped at exit.
     notebook_threads: NotebookThreads = field(default_factory=NotebookThreads)
@@ -255,9 +253,9 @@ KEPT_ELSEWHERE = {
     ),
     "build_support.imports_on_use._loading": "modules imported on first use, once, by any thread",
 }
-"""The rest of the process's state, each piece with why and when it is reset: below
-``execution/``, in the worker process, or where ``mkdocs serve`` keeps it across the hooks it
-loads afresh for each rebuild. ``tests/test_build_seams.py`` checks that no other is kept."""
+"""The rest of the process's state, each piece with why and when it is reset (outside execution/,
+in a worker, or kept by ``mkdocs serve`` across the hooks it loads afresh for each rebuild).
+``tests/test_build_seams.py`` checks that no other is kept."""
 
 
 def start(project_root: Path, config: Any = None) -> BuildState:
@@ -281,10 +279,9 @@ def start(project_root: Path, config: Any = None) -> BuildState:
 
 
 def end() -> None:
-    """The build's end, finished or failed: nothing runs ahead any more, its notebooks' runs are
-    waited for (``mkdocs serve``: started, to go on past the rebuild), and every session's
-    worker ends with its process group; serve keeps the spare (no block has run in it) for the
-    next rebuild. No worker is taken after it."""
+    """The build's end, finished or failed: nothing runs ahead, its notebooks' runs are waited
+    for (serve: started, to go on past the rebuild), every session's worker ends (serve keeps
+    the template and the spare for the next rebuild), and no worker is taken after it."""
     build = PROCESS.build
     if build is not None:  # None: failed before the build started
         build.ahead.stop()

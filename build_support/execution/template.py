@@ -1,31 +1,27 @@
 """The template process (a zygote) every session's worker is forked from, warm, and the build's
-handle on it (``Template``; its children are ``Forked``, the processes the build starts itself
-``Spawned``).
+handle on it (``Template``; its children are ``Forked``, the processes the build starts
+``Spawned``). Started once (``python -c BOOT CONFIG``), it imports ahead what every worker would
+(``worker.PREIMPORT``), records what that read, starts no JAX backend, and forks a worker for
+each request on its socket to the build, which serves blocks on the pipes sent with the request
+(``worker.serve``). It runs no block, so nothing a block does reaches a later worker.
 
-Started once by the build (``python -c BOOT CONFIG``, a process group of its own), it imports
-ahead what every worker would import (``worker.PREIMPORT``), records what that read, starts no
-JAX backend, then, for each request on a Unix socket to the build, forks a worker, which leaves
-for a process group of its own, takes the three pipes sent with the request and serves blocks
-(``worker.serve``). It never runs a block itself, so nothing a block does reaches a later worker.
-
-A fork from it is safe: it is single-threaded when it forks (checked in ``/proc/self/task``
-before every fork; OpenBLAS's thread pool, the one thread NumPy starts, is held at one thread
-by ``OPENBLAS_NUM_THREADS=1`` and given back its usual size in each child), it holds no lock
+A fork from it is safe: it is single-threaded when it forks (checked before every fork;
+OpenBLAS's thread pool, the one thread NumPy starts, is held at one thread by
+``OPENBLAS_NUM_THREADS=1`` and given back its usual size in each child), it holds no lock
 another thread could hold, no backend, no file a block may write. Python's ``random`` re-seeds
 itself in a child; NumPy's global generator is re-seeded here, as a fresh process seeds it.
 
-The *package template*, a child of it that has imported the course package too (the template
-never does: a block's reach of the package is in its key), forks the workers of sessions whose
-first block imports the package before anything else can run (``imports_package_first``), so
-that they skip that import and still run as a fresh worker would (``parallel_blocks.py --run
-forked --pages 10``, a worker a block: 23.5 s with it, 36.2 s without; medians of 5 and 4 in
-turns, a loaded 2-core machine, 2026-12). It is used only where the import can be kept (it did
-not raise, print, warn, or start a thread or a process; else the log says why once), and a
-changed package gets a new one.
+The *package template*, its child that has imported the course package too (the template never
+does: a block's reach of the package is in its key), forks the workers of sessions whose first
+block imports the package before anything else can run (``imports_package_first``): they skip
+that import and run as a fresh worker would (``parallel_blocks.py --run forked --pages 10``, a
+worker a block: 23.5 s with it, 36.2 s without; medians of 5 and 4 in turns, a loaded 2-core
+machine, 2026-12). Used only where the import can be kept (it did not raise, print, warn, or
+start a thread or a process; else the log says why once); a changed package gets a new one.
 
-A template says when a child ends but reaps it only once the build has killed its group: until
-then its pid cannot be reused, so the build's ``killpg`` reaches only that worker. When the
-build goes (its end of the socket closes), it kills every worker's group and ends.
+A template says when a child ends but reaps it only once the build has killed its group (until
+then its pid cannot be reused: the build's ``killpg`` reaches only that worker). When the build
+goes (its end of the socket closes), it kills every worker's group and ends.
 """
 
 from __future__ import annotations
@@ -163,9 +159,8 @@ class Template:
     def fits(self, variables: dict[str, str]) -> bool:
         """A worker spawned now with the build's ``variables`` would, once it has imported
         ahead, hold this template's: each is the template's own, or one importing ahead set
-        (JAX sets ``TPU_SKIP_MDS_QUERY``, say) that the build still holds as it did at the
-        start. The build importing JAX itself sets those too (``hooks/wheel.py``'s fallback for
-        an environment no block recorded)."""
+        (JAX sets ``TPU_SKIP_MDS_QUERY``) that the build still holds as it did at the start (as
+        the build does once it imports JAX itself: ``hooks/wheel.py``'s fallback)."""
         started = self.started_with
         return all(
             variables.get(name) == self.environment.get(name)
@@ -269,20 +264,17 @@ def imports_package_first(code: str, package: str, modules: frozenset[str]) -> b
     except (SyntaxError, ValueError):
         return False
     for statement in statements:
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
-            if isinstance(statement.value.value, str):  # a docstring
-                continue
-            return False
-        if isinstance(statement, ast.Import):
-            names = [alias.name for alias in statement.names]
-        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
-            # ``from m import n``: a look-up only where ``m.n`` is itself a loaded module (else it
-            # may be a submodule Python would import now) or ``m`` is ``__future__``
-            names = [statement.module]
-            if statement.module != _FUTURE:
-                names += [f"{statement.module}.{alias.name}" for alias in statement.names]
-        else:
-            return False
+        match statement:
+            case ast.Expr(value=ast.Constant(value=str())):
+                continue  # a docstring
+            case ast.Import(names=aliases):
+                names = [alias.name for alias in aliases]
+            case ast.ImportFrom(module=str(module), names=aliases, level=0):
+                # ``from m import n``: a look-up only where ``m.n`` is itself a loaded module
+                # (else it may be a submodule Python would import now) or ``m`` is ``__future__``
+                names = [module, *(f"{module}.{a.name}" for a in aliases if module != _FUTURE)]
+            case _:
+                return False
         for name in names:
             if f"{name}.".startswith(f"{package}."):  # the package, or a module of it
                 return True
@@ -403,10 +395,9 @@ def _until_its_own_group(pid: int) -> None:
 
 def _release(pid: int, children: dict[int, bool], tree: bool = False) -> None:
     # Not reaped yet: the pid is still this child's. A worker's tree is the build's to end
-    # (``Worker.close``, before it asks for the release: one walk of it); the SIGKILL is for a
-    # package template that did not end within ``Template.close``'s wait. Where the build has
-    # gone (``tree``), what a block detached (setsid) is below it (a child subreaper) and goes
-    # first, then its group: once it is gone they are out of reach.
+    # (``Worker.close``, before it asks for the release); the SIGKILL is for a package template
+    # that did not end within ``Template.close``'s wait. Where the build has gone (``tree``),
+    # what a block detached is below it (a child subreaper) and goes first, then its group.
     if tree:
         process_tree.end_tree(pid)
     with contextlib.suppress(ProcessLookupError):

@@ -6,14 +6,13 @@ of its session: its code runs in the session's globals, ``print`` writes to its 
 reply holds that output, or what it raised (described here, where the traceback is), with where
 it ran, the environment ``verify`` compares, and the files it read (``reads.py``).
 
-Where it ran, said without starting a backend: asking JAX for its devices starts the backend
-(~25 ms of a worker's CPU, ~2,000 page faults) for a block that may never have computed with
-JAX. Every worker forked from the same template, with the same package, that its block left
-*untouched* (no backend started; the same variables, JAX settings, backend factories and
-package functions as at its start: ``starting_state``) gives the same answer; so the build keeps
-the first answer an untouched worker computed (per template and package version, never stored)
-and hands it to the next workers, which reply with it while they too are untouched (13 forked
-one-block sessions, 9 rounds in turns: workers' CPU 0.66 s with it, 0.83 s without; 2026-12).
+Where it ran, said without starting a backend: asking JAX for its devices starts one (~25 ms of
+a worker's CPU) for a block that may not have used JAX. The workers of one template and package
+version that their block left *untouched* (no backend started; the variables, JAX settings,
+backend factories and package functions of their start: ``starting_state``) all give the same
+answer: the build keeps the first (never stored) and hands it to the next, which reply with it
+while untouched (13 forked one-block sessions, 9 rounds in turns: workers' CPU 0.66 s with it,
+0.83 s without; 2026-12).
 """
 
 from __future__ import annotations
@@ -47,10 +46,9 @@ BLOCK_FILE = re.compile(r"^<code block: (?P<file>.*)>$")
 SHOWN_FRAMES = 6
 START_TIMEOUT_S = 300.0  # a template or a worker that has not imported ahead by then is stuck
 WHERE_SIGNAL = signal.SIGUSR1  # past its time limit: the worker says where the block is
-# Imported ahead of need by every worker: never the course package, whose reach is in each
-# block's key; matplotlib's pyplot takes ~0.6 s to import here, as long as jax. The rest is
-# what JAX imports only at a program's first lowering (its MLIR dialects: ~15 ms a worker) and
-# what the package's import brings beyond itself; none of it starts a thread.
+# Imported ahead by every worker, never the course package (its reach is in each block's key):
+# pyplot takes ~0.6 s, as long as jax; the rest, what JAX imports at its first lowering (~15 ms
+# a worker) and what the package's import brings beyond itself; none of it starts a thread.
 PREIMPORT = (
     "numpy",
     "jax",
@@ -101,9 +99,8 @@ def _exactly(read: Callable[[int], bytes], size: int, data: bytes = b"") -> byte
 def send_on_socket(sock: socket.socket, message: dict[str, Any], fds: tuple[int, ...] = ()) -> None:
     """One framed message on the socket, with file descriptors beside it (``SCM_RIGHTS``)."""
     data = frame(message)
-    sent = socket.send_fds(sock, [data], list(fds)) if fds else sock.send(data)
-    if sent != len(data):
-        sock.sendall(data[sent:])
+    sent = socket.send_fds(sock, [data], list(fds)) if fds else 0
+    sock.sendall(data[sent:])
 
 
 def receive_on_socket(sock: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
@@ -247,11 +244,8 @@ class WorkerSession:
         """What a block raised, for the build's ``guard.Failure``: its summary, after
         ``before``, and its frames in the block and in the course package, innermost last."""
         shown = self._shown(traceback.extract_tb(error.__traceback__))
-        if (
-            isinstance(error, SyntaxError)
-            and error.lineno
-            and BLOCK_FILE.match(error.filename or "")
-        ):
+        in_block = isinstance(error, SyntaxError) and BLOCK_FILE.match(str(error.filename))
+        if in_block and error.lineno:  # a block that does not compile: its line
             shown.append(f"line {error.lineno} of the block: {(error.text or '').strip()}")
         shown = shown[-SHOWN_FRAMES:]
         where = shown[-1] if shown else ""
@@ -294,21 +288,18 @@ def _placed(request: dict[str, Any]) -> Iterator[None]:
     """The block runs in its ``workdir`` with its terminal ``width`` (``COLUMNS``), each put
     back after it, as markdown-exec runs it: here, in its worker, never in the build's process.
     Without them, what a block changes stays for its session's next blocks, as there."""
-    folder, width = request.get("workdir"), request.get("width")
-    cwd, columns = os.getcwd(), os.environ.get("COLUMNS")
-    if folder:
-        os.chdir(folder)  # a folder that is not there fails the block, named
-    if width:
-        os.environ["COLUMNS"] = str(width)
-    try:
-        yield
-    finally:
-        if folder:
-            os.chdir(cwd)
-        if width and columns is None:
-            os.environ.pop("COLUMNS", None)
-        elif width:
-            os.environ["COLUMNS"] = columns
+    folder, width, columns = request.get("workdir"), request.get("width"), os.getenv("COLUMNS")
+    # A folder that is not there fails the block, named.
+    with contextlib.chdir(folder) if folder else contextlib.nullcontext():
+        if width:
+            os.environ["COLUMNS"] = str(width)
+        try:
+            yield
+        finally:
+            if width and columns is None:
+                os.environ.pop("COLUMNS", None)
+            elif width:
+                os.environ["COLUMNS"] = columns
 
 
 def _run_shell(shell: str, code: str, returncode: int, output: _Output) -> dict[str, Any]:
