@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = re.compile(
-    r"^\s*(?P<label>[A-Za-z#'][^:=]*?)\s*[:=]\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b"
+    r"^\s*(?P<label>[^\s:=][^:=]*?)\s*[:=]\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b"
 )
 
 
