@@ -109,7 +109,11 @@ def shown(failure: Failure, failing: Failing) -> str:
     block's output (Material's failure callout)."""
     failing.found.append(failure)
     after = "make build fails on it" if failing.serving else "the build fails once pages render"
-    terminal_error(f"{failure.message()}\n  (shown in the page; {after})")
+    # In MkDocs' layout on stderr, outside its strict-mode warning count: the build goes on.
+    first, *rest = f"{failure.message()}\n  (shown in the page; {after})".splitlines()
+    continued = "".join(f"{' ' * 11}{line}\n" for line in rest)  # as mkdocs indents them
+    sys.stderr.write(f"{'ERROR':<8}-  {first}\n{continued}")
+    sys.stderr.flush()
     block_id = html.escape(failure.block_id)
     where = f"<p>at {html.escape(failure.where)}</p>\n" if failure.where else ""
     trace = ""
@@ -123,12 +127,3 @@ def shown(failure: Failure, failing: Failing) -> str:
         "<p><em>Shown by <code>make serve</code>; <code>make build</code> fails on it. "
         "The next edit that fixes it clears this.</em></p>\n</div>"
     )
-
-
-def terminal_error(message: str) -> None:
-    """An error line in MkDocs' own layout, on stderr, outside its strict-mode warning count
-    (used where the build goes on, or cannot report it itself)."""
-    first, *rest = message.splitlines()
-    continued = "".join(f"{' ' * 11}{line}\n" for line in rest)  # as mkdocs indents them
-    sys.stderr.write(f"{'ERROR':<8}-  {first}\n{continued}")
-    sys.stderr.flush()
