@@ -1,7 +1,8 @@
 """One benchmark run on two commits in the same run, in turns: each commit's own script and code,
-from a ``git worktree`` of it, with this checkout's virtual environment. Every figure a run
-prints (a line ``label: 1.23 s`` or ``... ms``) is gathered; the medians of each commit and
-their ratio are printed. Timings are noisy on a shared machine: read the ratios, assert nothing.
+from a ``git worktree`` of it, with this checkout's virtual environment and ``node_modules``.
+Every figure a run prints (a line ``label: 1.23 s`` or ``... ms``) is gathered; the medians of
+each commit and their ratio are printed. Timings are noisy on a shared machine: read the ratios,
+assert nothing.
 
     python benchmarks/compare_commits.py build_time --commits 17ff4ca HEAD --rounds 2 -- --repeats 1
 """
@@ -19,6 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SHARED = ("node_modules",)  # npm's packages (package-lock.json): mermaid, jax-js
 FIGURE = re.compile(
     r"^\s*(?P<label>[^\s:=][^:=]*?)\s*[:=]\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b"
 )
@@ -73,6 +75,9 @@ def main() -> None:
             subprocess.run(
                 ["git", "worktree", "add", "--detach", "-q", str(tree), sha], cwd=ROOT, check=True
             )
+            for ignored in SHARED:  # what git does not hold and a build needs: this checkout's
+                if (ROOT / ignored).exists():
+                    (tree / ignored).symlink_to(ROOT / ignored)
         seen: dict[str, dict[str, list[float]]] = {sha: defaultdict(list) for sha in shas}
         try:
             for round_ in range(args.rounds):
