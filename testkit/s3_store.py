@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,6 +57,9 @@ def s3_server(monkeypatch: Any) -> Iterator:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:
+        # moto keeps its buckets in this process, across servers: each server starts empty.
+        reset = urllib.request.Request(f"http://127.0.0.1:{port}/moto-api/reset", method="POST")
+        urllib.request.urlopen(reset, timeout=30).close()
         for name, value in AWS_ENV.items():
             monkeypatch.setenv(name, value)
         import s3fs
