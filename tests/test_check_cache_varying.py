@@ -253,3 +253,30 @@ def test_timings_and_addresses_are_masked_with_no_mark(tmp_path):
     assert "page/index.html, block b" in [
         place(line) for line in differences(*sites, varying=marks)
     ]  # what the repr says is still compared, only its address is not
+
+
+def test_a_publish_names_a_notebook_changed_only_where_a_steady_output_changed():
+    """The record a publish compares (``outputs_digest``) leaves out what ``make check-cache``
+    masks: a timing cell's outputs, a tagged cell's, an object's address."""
+    import nbformat
+
+    from build_support.notebooks.page import outputs_digest
+
+    def notebook(steady: str, timing: str, address: str, tagged: str):
+        cells = []
+        for source, text, tags in (
+            ("print(6 * 7)", steady, []),
+            ("%timeit sum(range(10))", timing, []),
+            ("object()", f"<object object at {address}>", []),
+            ("print(random())", tagged, ["varying-output"]),
+        ):
+            cell = nbformat.v4.new_code_cell(source, metadata={"tags": tags})
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+            cells.append(cell)
+        made = nbformat.v4.new_notebook()
+        made.cells = cells
+        return made
+
+    first = outputs_digest(notebook("42", "1.2 µs", "0x7f3ca5523780", "0.1"))
+    assert outputs_digest(notebook("42", "9.9 µs", "0x7f1a217af740", "0.7")) == first
+    assert outputs_digest(notebook("43", "1.2 µs", "0x7f3ca5523780", "0.1")) != first

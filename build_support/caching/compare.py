@@ -45,10 +45,6 @@ _NUMBER = re.compile(r"\d[\d,.]*(?:e[-+]?\d+)?")
 _VERSION_NAMED = re.compile(r"""\b(Python|jax|jaxlib|numpy)("?:? "?| )\d+(?:\.\d+)+""")
 # ``sha256=<hex>``, and as a highlighted install line shows it (``sha256<span class="o">=</span>``).
 _DIGEST = re.compile(r"\bsha256(?:<[^>]+>)*=(?:<[^>]+>)*[\w-]+(?:,\d+)?")
-# An object's address in its default repr (``<function f at 0x7f3c...>``; escaped on a page)
-_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{4,16}\b")
-# A cell that times its code: its outputs are timings (IPython's magics, as the cell holds them)
-TIMING_CELL = re.compile(r"^\s*%%?(?:timeit|time)\b", re.MULTILINE)
 _MACHINE = re.compile(r"(?:on this build|on the machine that built it then): (.*?)(?:\. Reused|$)")
 
 
@@ -92,7 +88,7 @@ class Varying:
         """The marks in ``docs`` (the project's ``docs_dir``): each Markdown page's fences
         with ``varying="yes"`` (read as the build reads them, ``fences.on_page``) and each
         notebook's cells tagged ``varying-output`` (numbered as the build numbers them), and
-        each notebook's cells that time their code (``TIMING_CELL``), marked or not."""
+        each notebook's cells that time their code (``kernels.TIMING_CELL``), marked or not."""
         from ..execution import fences
         from ..notebooks import formats as notebook_formats
         from ..notebooks import kernels
@@ -119,7 +115,7 @@ class Varying:
             for number, cell in enumerate(notebook.cells, start=1):
                 if kernels.VARYING_TAG in (cell.get("metadata", {}).get("tags") or []):
                     found.cells.setdefault(page, set()).add(number)
-                elif cell.cell_type == "code" and TIMING_CELL.search(cell.source):
+                elif cell.cell_type == "code" and kernels.TIMING_CELL.search(cell.source):
                     found.cells.setdefault(page, set()).add(number)
                     found.timing_cells += 1
         return found
@@ -156,7 +152,9 @@ def _as_is(text: str) -> str:
 def _without_addresses(text: str) -> str:
     """``text`` with each object's address masked (``at 0x<address>``): it differs between any
     two runs, and says nothing of what the code computed."""
-    return _ADDRESS.sub("at 0x<address>", text)
+    from ..notebooks.kernels import ADDRESS
+
+    return ADDRESS.sub("at 0x<address>", text)
 
 
 def differences(

@@ -176,6 +176,18 @@ VARYING_TAG = "varying-output"
 """A code cell's tag (as Jupyter Book's tags): its outputs differ from run to run (an address,
 ``%timeit``), so ``make check-cache`` masks them (``caching/compare.py``)."""
 
+# A cell that times its code: its outputs are timings, varying with no mark (IPython's magics)
+TIMING_CELL = re.compile(r"^\s*%%?(?:timeit|time)\b", re.MULTILINE)
+# An object's address in its default repr (``<function f at 0x7f3c...>``): it differs every run
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{4,16}\b")
+
+
+def varies(cell) -> bool:
+    """The code cell's outputs differ from run to run: tagged ``varying-output``, or timing."""
+    tags = cell.get("metadata", {}).get("tags") or []
+    return VARYING_TAG in tags or bool(TIMING_CELL.search(cell.get("source", "")))
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 # Where ipykernel says a cell's code is: a file in a folder named after the kernel's process
 # (``/tmp/ipykernel_4242/1234.py``), which differs from run to run.

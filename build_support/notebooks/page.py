@@ -289,6 +289,21 @@ def _toc_token(link) -> dict[str, Any]:
     }
 
 
+def outputs_digest(notebook) -> str:
+    """The digest of a notebook's outputs as the reader sees them, without execution counts and
+    without what differs from run to run (a varying or timing cell's outputs, an object's
+    address), as ``make check-cache`` compares them: a publish names the notebook as changed
+    (``publishing/record.py``) only where the rest changed."""
+    outputs = [
+        "(varying)"
+        if kernels.varies(cell)
+        else [{k: v for k, v in out.items() if k != "execution_count"} for out in cell.outputs]
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+    ]
+    return digest(kernels.ADDRESS.sub("at 0x", canonical(outputs)))
+
+
 def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
     """The notebook's run, with where its kernel said it ran (its page's ``content``)."""
     run = build.notebooks.runs[src_uri]
@@ -296,12 +311,6 @@ def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
         reasons = [*run.reasons, "still running: its page shows it once done"]
         build.runs.append(Run(src_uri, src_uri, True, reasons, 0.0, STILL_RUNNING, "notebook"))
         return
-    # Its outputs as the reader sees them: without execution counts.
-    outputs = [
-        [{k: v for k, v in output.items() if k != "execution_count"} for output in cell.outputs]
-        for cell in run.result.result().cells
-        if cell.cell_type == "code"
-    ]
     printed = _PRINTED_LABEL.search(content)
     ran_on = html.unescape(printed.group(0)) if printed else "kernel did not print its backend"
     if formats.STORED in run.reasons:
@@ -315,6 +324,6 @@ def record_notebook(build: BuildState, src_uri: str, content: str) -> None:
             seconds=run.seconds,
             ran_on=ran_on,
             kind="notebook",
-            output_digest=digest(canonical(outputs)),
+            output_digest=outputs_digest(run.result.result()),
         )
     )

@@ -101,7 +101,7 @@ def _katex(items: list[tuple[str, bool]], katex: Path) -> list[str]:
             ["node", "-e", _RENDER, str(katex)],
             input=json.dumps(items),
             capture_output=True,
-            text=True,
+            encoding="utf-8",  # whatever the locale's is: MathML holds U+2212 and the like
             timeout=120,
             check=False,
         )
