@@ -4,7 +4,8 @@ its own ``--local-directory``: testkit/dask_cluster.py) runs a small site's sess
 what it runs into an S3 store on moto's server (testkit/s3_store.py). The site equals a fresh
 local build's, as ``make check-cache`` compares them (timings aside); every GPU page's session
 ran on the GPU worker and no other session did; and another machine, with no cluster, renders
-the same site from the store alone (``RENDER_ONLY=1``), the GPU page's output included.
+the same site from the store alone (``RENDER_ONLY=1``), the GPU page's output included; and
+so it does after two ``SHARD=k/2`` builds on the cluster.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from build_support.caching.compare import differences
-from build_support.settings import EXECUTOR_ENV, RENDER_ONLY_ENV
+from build_support.settings import EXECUTOR_ENV, RENDER_ONLY_ENV, SHARD_ENV
 from testkit.build import mkdocs_build
 from testkit.dask_cluster import Cluster, ran_on_cluster, started
 from testkit.s3_store import BUCKET, build_env, s3_server
@@ -58,7 +59,7 @@ GPU_FRONT = "---\nexecution: {gpu: true}\n---\n"
 SETTINGS = (
     f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: 20, shared_store: !ENV COURSE_SHARED_STORE, "
     f"shared_store_mode: !ENV [COURSE_SHARED_STORE_MODE, read-write], "
-    f"render_only: !ENV {RENDER_ONLY_ENV}"
+    f"render_only: !ENV {RENDER_ONLY_ENV}, shard: !ENV {SHARD_ENV}"
 )
 
 
@@ -71,7 +72,7 @@ def write_site(root: Path, gpu_front: bool) -> Path:
 
 
 def build(site: Path, fresh: bool = False, **env: str) -> subprocess.CompletedProcess:
-    env = {EXECUTOR_ENV: "", RENDER_ONLY_ENV: "", "COURSE_SHARED_STORE": ""} | env
+    env = {EXECUTOR_ENV: "", RENDER_ONLY_ENV: "", SHARD_ENV: "", "COURSE_SHARED_STORE": ""} | env
     result = mkdocs_build(
         site / "mkdocs.yml", site / "site", fresh=fresh, cache_dir=site / "store", env=env
     )
@@ -131,3 +132,29 @@ def test_a_cluster_build_into_s3_equals_a_local_build_and_another_machine_render
     assert differences(local / "site", other / "site") == []
     s3.invalidate_cache()
     assert s3.find(f"{BUCKET}/combined/execution") == stored
+
+
+def test_shards_on_the_cluster_fill_the_store_a_render_only_build_renders(cluster, s3, tmp_path):
+    """``SHARD=k/n`` with ``EXECUTOR``: each shard's slice runs on the cluster (a GPU page's on
+    the GPU worker), the other slices' are left out; the render-only build is the local one."""
+    local = write_site(tmp_path / "local", gpu_front=False)
+    build(local, fresh=True)
+    url = f"s3://{BUCKET}/sharded"
+    site = write_site(tmp_path / "sharded", gpu_front=True)
+    gpu = cluster.address_of("gpu")
+    ran: dict[str, tuple[str, int]] = {}
+    for k in (1, 2):
+        env = {EXECUTOR_ENV: cluster.address, SHARD_ENV: f"{k}/2"}
+        result = build(site, **env | build_env(url, "read-write", s3.port))
+        assert f"SHARD={k}/2: " in result.stderr
+        ran |= ran_on_cluster(result.stderr)
+    assert set(ran) == {"a.md alone", "a.md first, second", "g.md on-gpu", "g.md gpu-session"}
+    assert {ran["g.md on-gpu"][0], ran["g.md gpu-session"][0]} == {gpu}
+    assert gpu not in {ran["a.md alone"][0], ran["a.md first, second"][0]}
+
+    other = tmp_path / "machine-b"
+    shutil.copytree(site / "docs", other / "docs")
+    shutil.copy2(site / "mkdocs.yml", other / "mkdocs.yml")
+    rendered = build(other, **{RENDER_ONLY_ENV: "1"} | build_env(url, "read-only", s3.port))
+    assert executed(rendered.stderr) == {"reused"}
+    assert differences(local / "site", other / "site") == []
