@@ -154,9 +154,19 @@ def section_of(page: str, root: Path = ROOT, known: list[Section] | None = None)
 
 
 def notebooks_of(one: Section, root: Path = ROOT) -> list[str]:
-    """The notebooks (jupytext, ``docs/notebooks/*.py``) that belong to section ``one``, relative
-    to docs/."""
-    found = sorted((root / "docs" / "notebooks").glob("*.py"))
+    """The notebooks of ``docs/notebooks/`` that belong to section ``one``, relative to docs/:
+    jupytext ``.py``, ``.ipynb`` (but the pair Jupyter writes beside a ``.py``) and MyST ``.md``
+    (``notebooks/formats.py``)."""
+    from .notebooks.formats import myst_front_matter
+
+    folder = root / "docs" / "notebooks"
+    found = [
+        path
+        for path in sorted(folder.glob("*"))
+        if path.suffix == ".py"
+        or (path.suffix == ".ipynb" and not path.with_suffix(".py").is_file())
+        or (path.suffix == ".md" and myst_front_matter(path) is not None)
+    ]
     pages = [path.relative_to(root / "docs").as_posix() for path in found]
     known = sections(root)
     return [page for page in pages if section_of(page, known=known) == one]

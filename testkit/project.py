@@ -47,3 +47,12 @@ FENCE = r'^[ \t]*`{3,}[ \t]*(?:python|py)\b[^\n]*\bexec="(?!no"|off"|false"|0")[
 its ``exec=`` has (a pattern, for ``re.MULTILINE``)."""
 EXEC_FENCE = re.compile(FENCE + r'\bid="([^"]+)"', re.MULTILINE)
 """Finds the id of every executed Python block of a page's Markdown (``findall``)."""
+
+
+def free_section_id(root=ROOT) -> str:
+    """The first of P5-9.2, P5-9.3, ... that no section of the project at ``root`` has taken:
+    what a test adds beside the sections an author has added (``make new-section``)."""
+    import itertools
+
+    taken = {one.id for one in section.sections(root)}
+    return next(f"P5-9.{n}" for n in itertools.count(2) if f"P5-9.{n}" not in taken)

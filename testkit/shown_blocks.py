@@ -41,7 +41,8 @@ def pages(site: Path) -> list[tuple[str, BeautifulSoup]]:
     found = []
     for html in sorted(site.rglob("*.html")):
         soup = BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")
-        if soup.select_one("div.jp-Notebook") is None:  # notebooks: see test_notebook_*.py
+        # Notebooks' pages, mkdocs-jupyter's or Jupyter Book's way: see test_notebook_*.py
+        if soup.select_one("div.jp-Notebook, div.notebook-cell") is None:
             found.append((str(html.relative_to(site)), soup))
     return found
 

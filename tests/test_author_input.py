@@ -18,7 +18,7 @@ from build_support import section
 from testkit.author import author_env
 from testkit.build import copy_env, copy_project, mkdocs_build
 from testkit.hooks import load_hook
-from testkit.project import ROOT, SECTION_PAGE
+from testkit.project import ROOT, SECTION_PAGE, free_section_id
 
 # What make reads besides what a build reads; .venv and node_modules are the checkout's.
 MAKE_FILES = ["Makefile", "ARCHITECTURE.md", "package.json", "package-lock.json"]
@@ -33,6 +33,10 @@ def project(tmp_path) -> Path:
     (copy / "tests").mkdir()
     (copy / ".venv").symlink_to(ROOT / ".venv")
     return copy
+
+
+FREE = free_section_id()  # P5-9.2 where no author added it, else the next free one
+SLUG = section.slug(FREE)
 
 
 def with_front_matter_line(project: Path, old: str, new: str) -> Path:
@@ -124,39 +128,39 @@ def test_make_new_section_refuses_an_id_that_is_not_ascii(project):
 
 
 def test_make_new_section_takes_a_title_with_a_quote_as_typed(project):
-    result = new_section(project, "ID=P5-9.2", 'TITLE=Batch"es')
+    result = new_section(project, f"ID={FREE}", 'TITLE=Batch"es')
     assert result.returncode == 0, result.stdout + result.stderr
-    page = (project / "docs" / "p5-9-2-batch-es.md").read_text(encoding="utf-8")
-    assert '\n# P5-9.2 Batch"es\n' in page
+    page = (project / "docs" / f"{SLUG}-batch-es.md").read_text(encoding="utf-8")
+    assert f'\n# {FREE} Batch"es\n' in page
     assert front_matter_problem(page, "page") is None
     nav = (project / "mkdocs.yml").read_text(encoding="utf-8").splitlines()
-    entry = next(line for line in nav if line.endswith(": p5-9-2-batch-es.md"))
-    assert yaml.safe_load(entry) == [{'P5-9.2 Batch"es': "p5-9-2-batch-es.md"}]
+    entry = next(line for line in nav if line.endswith(f": {SLUG}-batch-es.md"))
+    assert yaml.safe_load(entry) == [{f'{FREE} Batch"es': f"{SLUG}-batch-es.md"}]
     lint_passes(project, "batch_es")
     built = build(project)
     assert built.returncode == 0, built.stderr[-3000:]
-    title = (project / "site" / "p5-9-2-batch-es" / "index.html").read_text(encoding="utf-8")
-    assert "P5-9.2 Batch&quot;es" in title or 'P5-9.2 Batch"es' in title
+    title = (project / "site" / f"{SLUG}-batch-es" / "index.html").read_text(encoding="utf-8")
+    assert f"{FREE} Batch&quot;es" in title or f'{FREE} Batch"es' in title
 
 
 def test_make_new_section_spells_the_module_of_an_accented_title_in_ascii(project):
-    result = new_section(project, "ID=P5-9.2", "TITLE=Tensörs Und Größen")
+    result = new_section(project, f"ID={FREE}", "TITLE=Tensörs Und Größen")
     assert result.returncode == 0, result.stdout + result.stderr
     assert (project / "examples" / "tensors_und_grossen.py").is_file()
-    assert (project / "docs" / "p5-9-2-tensors-und-grossen.md").is_file()
+    assert (project / "docs" / f"{SLUG}-tensors-und-grossen.md").is_file()
     lint_passes(project, "tensors_und_grossen")
 
 
 def test_make_new_section_takes_the_module_name_where_the_title_has_no_ascii_spelling(project):
     before = files_of(project)
-    refused = new_section(project, "ID=P5-9.2", "TITLE=Τανυστές")
+    refused = new_section(project, f"ID={FREE}", "TITLE=Τανυστές")
     line = failed_in_one_line(refused, "^new-section: ")
     assert "MODULE=" in line, line
     assert files_of(project) == before
-    result = new_section(project, "ID=P5-9.2", "TITLE=Τανυστές", "MODULE=tensors")
+    result = new_section(project, f"ID={FREE}", "TITLE=Τανυστές", "MODULE=tensors")
     assert result.returncode == 0, result.stdout + result.stderr
     lint_passes(project, "tensors")
-    assert "\n# P5-9.2 Τανυστές\n" in (project / "docs" / "p5-9-2-tensors.md").read_text(
+    assert f"\n# {FREE} Τανυστές\n" in (project / "docs" / f"{SLUG}-tensors.md").read_text(
         encoding="utf-8"
     )
 
@@ -164,9 +168,9 @@ def test_make_new_section_takes_the_module_name_where_the_title_has_no_ascii_spe
 @pytest.mark.parametrize(
     ("variables", "named"),
     [
-        (["ID=P5-9.2", "TITLE=Batch|es"], "TITLE='Batch|es': '|' is not allowed"),
-        (["ID=P5-9.2", "TITLE=Import"], "TITLE='Import': its module name 'import'"),
-        (["ID=P5-9.2", "TITLE=Batches", "MODULE=Batches"], "MODULE='Batches': a module name"),
+        ([f"ID={FREE}", "TITLE=Batch|es"], "TITLE='Batch|es': '|' is not allowed"),
+        ([f"ID={FREE}", "TITLE=Import"], "TITLE='Import': its module name 'import'"),
+        ([f"ID={FREE}", "TITLE=Batches", "MODULE=Batches"], "MODULE='Batches': a module name"),
     ],
 )
 def test_make_new_section_names_the_variable_and_its_form(project, variables, named):

@@ -23,22 +23,23 @@ from build_support import section
 from build_support.publishing import release
 from hatch_build import CustomMetadataHook
 from testkit.hooks import load_hook
-from testkit.project import ROOT, SECTION_PAGE
+from testkit.project import ROOT, SECTION_PAGE, free_section_id
 
-SECOND = """\
+SECOND_ID = free_section_id()  # P5-9.2 where no author added it, else the next free one
+SECOND = f"""\
 ---
-section_id: P5-9.2
+section_id: {SECOND_ID}
 version: v2026.08.01
 ---
 
-# P5-9.2 Batches And Tensors
+# {SECOND_ID} Batches And Tensors
 """
-SECOND_PAGE = "p5-9-2-batches-and-tensors.md"
+SECOND_PAGE = f"{section.slug(SECOND_ID)}-batches-and-tensors.md"
 
 
 @pytest.fixture
 def course(tmp_path: Path) -> Path:
-    """The course model of this checkout, with P5-9.2 added beside P5-9.1."""
+    """The course model of this checkout, with a section added beside its own."""
     for name in ("pyproject.toml", "mkdocs.yml"):
         shutil.copy(ROOT / name, tmp_path / name)
     ignore = shutil.ignore_patterns("__pycache__")  # hatch_build.py loads its readers from here
@@ -75,7 +76,7 @@ def wheel_metadata(project: Path) -> dict:
 
 def test_a_second_sections_readers_install_the_courses_package_at_the_courses_release(course):
     sections = section.sections(course)
-    assert [one.id for one in sections] == ["P5-9.1", "P5-9.2"]
+    assert [one.id for one in sections] == [*(one.id for one in section.sections()), SECOND_ID]
     box = install_boxes(course)[SECOND_PAGE]
     name, requirement = box["gpu_requirement"].split("[", 1)
     assert requirement.startswith("cuda12] @ ")

@@ -68,4 +68,8 @@ def _all_markdown() -> str:
 
 
 def _notebooks():
-    return sorted((ROOT / "docs" / "notebooks").glob("*.py"))
+    """Every section's notebooks, of every format (jupytext, .ipynb, MyST)."""
+    from build_support import section
+
+    found = [page for one in section.sections() for page in section.notebooks_of(one)]
+    return sorted(ROOT / "docs" / page for page in found)
