@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from build_support.build_command import CACHE_DIR_ENV
 from build_support.caching.compare import differences
 from build_support.caching.store import FileStore, decode
 from build_support.cluster import shards
@@ -153,6 +156,14 @@ def test_two_shards_then_a_render_only_build_equal_a_fresh_local_build(sharded):
         "b.md three",
         "b.md session t",
     }
+    # From them: the predicted times, the critical path, each slice's share.
+    env = {**os.environ, CACHE_DIR_ENV: str(site / "store-render"), SHARED_STORE_ENV: store}
+    command = [sys.executable, "-m", "build_support.cluster.shards", "2"]
+    said = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
+    assert "6 sessions recorded" in said
+    assert re.search(r"^ 64 workers: [\d.]+ s$", said, re.MULTILINE), said
+    assert re.search(r"^critical path: \S+ .+ \([\d.]+ s\)", said, re.MULTILINE), said
+    assert re.search(r"^SHARD=2/2: 3 sessions, [\d.]+ s$", said, re.MULTILINE), said
 
 
 def test_a_render_only_build_fails_naming_every_output_the_store_lacks(sharded, tmp_path):
@@ -205,6 +216,8 @@ def test_slices_are_balanced_by_recorded_durations_else_by_count():
     # A session not recorded weighs the mean of those recorded.
     mixed = shards.assign([*names[:3], "p.md new"], 2, durations)
     assert mixed == {"p.md session 0": 1, "p.md new": 2, "p.md session 1": 2, "p.md session 2": 1}
+    assert shards.predicted(durations, 1) == 20.0
+    assert shards.predicted(durations, 2) == shards.predicted(durations, 64) == 10.0  # the longest
     assert {shards.by_name(name, 4) for name in names} <= {1, 2, 3, 4}
     assert shards.by_name("a.md session x", 4) == shards.by_name("a.md session x", 4)
 

@@ -22,6 +22,8 @@ this machine:
   never stored, and that build's site is not the course's (the render-only build's is).
 
 Notebooks are not sliced: a shard's or render-only build runs a notebook the store lacks.
+
+    python -m build_support.cluster.shards [N]  # predicted times on 1-64 workers; N slices
 """
 
 from __future__ import annotations
@@ -80,6 +82,45 @@ def assign(identities: list[str], shards: int, durations: dict[str, float]) -> d
         slices[identity] = least + 1
         loads[least] += weight[identity]
     return slices
+
+
+def loads(slices: dict[str, int], durations: dict[str, float], shards: int) -> list[float]:
+    """Each slice's recorded seconds (a session not recorded: none)."""
+    found = [0.0] * shards
+    for identity, at in slices.items():
+        found[at - 1] += durations.get(identity, 0.0)
+    return found
+
+
+def predicted(durations: dict[str, float], workers: int) -> float:
+    """The seconds ``workers`` would take on the recorded sessions, each run once, list
+    scheduled as ``assign`` cuts slices (sessions are independent: the longest one bounds it)."""
+    return max(loads(assign(list(durations), workers, durations), durations, workers))
+
+
+def main(argv: list[str]) -> int:
+    """``python -m build_support.cluster.shards [N]``: from the durations the last render-only
+    build recorded (the build's store: ``COURSE_CACHE_DIR``, ``COURSE_SHARED_STORE``), the
+    predicted time on 1, 4, 16 and 64 workers, the longest session (which bounds every one),
+    and with ``N``, each ``SHARD=k/N``'s sessions and seconds."""
+    from ..section import ROOT
+
+    durations = recorded_durations(ROOT)
+    if not durations:
+        print("no durations recorded: a build with RENDER_ONLY=1 that reuses every output does")
+        return 1
+    longest = max(sorted(durations), key=lambda identity: durations[identity])
+    print(f"{len(durations)} sessions recorded, {sum(durations.values()):.1f} s in all")
+    for workers in (1, 4, 16, 64):
+        print(f"{workers:>3} workers: {predicted(durations, workers):.1f} s")
+    print(f"critical path: {longest} ({durations[longest]:.1f} s): no number of workers beats it")
+    if argv:
+        shards = int(argv[0])
+        slices = assign(list(durations), shards, durations)
+        for k, seconds in enumerate(loads(slices, durations, shards), start=1):
+            count = sum(1 for at in slices.values() if at == k)
+            print(f"SHARD={k}/{shards}: {count} sessions, {seconds:.1f} s")
+    return 0
 
 
 def identity_of(job: Job, session: str) -> str:
@@ -313,3 +354,9 @@ def pages_rendered(build: BuildState) -> None:
     """``Selection.pages_rendered``, where the build is a render-only or shard's build."""
     if isinstance(build.ahead.cluster, Selection):
         build.ahead.cluster.pages_rendered(build)
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
