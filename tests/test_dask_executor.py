@@ -289,6 +289,25 @@ def test_a_scheduler_out_of_reach_fails_the_build_naming_its_address(tmp_path):
     assert said in result.stderr, result.stderr[-3000:]
 
 
+def test_a_scheduler_that_never_answers_fails_the_build_within_the_wait_naming_it(tmp_path):
+    """A port that takes the connection and says nothing (a hung scheduler, a wrong service):
+    bounded by executor_wait_s, not TCP's minutes."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # connections complete, nothing is ever read or written
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        site = write_site(tmp_path / "site", pages=("a",))
+        started = time.monotonic()
+        result = build(site, address)
+        took = time.monotonic() - started
+    assert result.returncode != 0
+    said = f"not run: the Dask scheduler at {address} could not be reached within {WAIT_S} s"
+    assert said in result.stderr, result.stderr[-3000:]
+    assert took < 60, took
+
+
 @pytest.mark.skipif(plan.local_gpus(), reason="this machine has a GPU: the page runs here")
 def test_a_gpu_page_never_runs_on_this_cpu_without_a_cluster(tmp_path):
     site = write_site(tmp_path / "site")

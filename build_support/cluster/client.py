@@ -21,8 +21,8 @@ matches the build's are used (checked once a worker, here; and again by the task
 worker that differs is named in the log with what differs, and never runs a job.
 
 Faults, each the job's blocks' failure in their page's turn (never a run on this machine, never
-an entry in the cache): the scheduler unreachable, no worker that may run the job within
-``executor_wait_s``, a worker refused, the job's process failing. A worker that leaves the
+an entry in the cache): the scheduler unreachable or silent, or no worker that may run the job,
+within ``executor_wait_s``; a worker refused; the job's process failing. A worker that leaves the
 cluster while it runs a job (killed, say) costs a second run, on whichever worker may run it
 then; a second loss fails the blocks.
 """
@@ -59,10 +59,31 @@ GPU = {"GPU": 1}
 GPU_SAID = "its page's front matter asks for a GPU (execution: {gpu: true})"
 FORWARDED = ("JAX_", "XLA_", *NUMERIC_VARIABLES)  # the key's variables the build sets for a job
 GPU_KEPT = ("JAX_PLATFORMS",)  # a GPU job runs on the worker's backend, never the build's CPU
+CONNECT_SLACK_S = 2.0  # beyond executor_wait_s, before a scheduler that never answers is given up
 JOB_SLACK_S = 120.0  # beyond its blocks' limits and a worker's start, a job's own bound
 _POLL_S = 0.25
 _WATCH_S = 1.0  # how often a running job's workers are looked for in the cluster
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the bundle's bytes depend on the files alone
+
+
+def _within(make: Callable[[], Any], seconds: float) -> Any:
+    """``make()``'s value, or ``TimeoutError`` once ``seconds`` have passed: a scheduler that
+    takes the connection and never answers holds distributed's ``Client`` past its own timeout
+    (its handshake is not bounded), so it waits on a thread of its own (a daemon, left to its
+    hang)."""
+    done: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(make())
+        except BaseException as error:
+            done.set_exception(error)
+
+    threading.Thread(target=run, daemon=True, name="dask-connect").start()
+    try:
+        return done.result(timeout=seconds)
+    except TimeoutError:
+        raise TimeoutError(f"no answer in {seconds:g} s") from None
 
 
 class Unavailable(Exception):
@@ -296,9 +317,12 @@ class Cluster:
                 cloudpickle.register_pickle_by_value(on_worker)
                 from distributed.versions import VersionMismatchWarning
 
-                with warnings.catch_warnings():  # the build's own check names the difference
-                    warnings.simplefilter("ignore", VersionMismatchWarning)
-                    client = Client(self.address, timeout=f"{self.wait_s}s", set_as_default=False)
+                def connect() -> Any:
+                    with warnings.catch_warnings():  # the build's own check names the difference
+                        warnings.simplefilter("ignore", VersionMismatchWarning)
+                        return Client(self.address, timeout=f"{self.wait_s}s", set_as_default=False)
+
+                client = _within(connect, self.wait_s + CONNECT_SLACK_S)
             except (OSError, TimeoutError) as error:
                 self.failed = (
                     f"the Dask scheduler at {self.address} could not be reached within "
