@@ -6,10 +6,10 @@ the routing), each with a ``--local-directory`` of its own, and a small site bui
 A cluster build shows what a local build shows, its blocks ran on the Dask workers (their
 addresses and pids, in the build's log), a GPU page's only on the GPU worker and no other page's
 there, and what it ran fills the store a local build then reuses. A worker whose environment
-differs is refused, naming the difference; no worker, or no scheduler, fails the build, naming
-the cause, the page and the cluster; a worker killed mid-session costs one more run, elsewhere,
-and a second loss fails the block, named; a GPU page with no cluster nor GPU fails, never runs
-on this CPU.
+differs is refused, naming the difference; no worker, or a scheduler out of reach, silent or
+lost mid-session, fails the build, naming the cause, the page and the cluster; a worker killed
+mid-session costs one more run, elsewhere, and a second loss fails the block, named; a GPU page
+with no cluster nor GPU fails, never runs on this CPU.
 """
 
 from __future__ import annotations
@@ -276,6 +276,32 @@ def test_a_session_whose_worker_is_killed_twice_fails_naming_its_page_never_a_wr
     )
     assert said in result.stderr, result.stderr[-3000:]
     assert not ran_on_cluster(result.stderr)
+
+
+def test_a_scheduler_killed_mid_session_fails_the_build_naming_it(tmp_path, cluster):
+    cluster.add_worker("only")
+    site = tmp_path / "site"
+    (site / "docs").mkdir(parents=True)
+    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: {WAIT_S}")
+    (site / "mkdocs.yml").write_text(config + "nav: [s.md]\n")
+    marks = tmp_path / "marks"
+    (site / "docs" / "s.md").write_text(SLOW.format(marks=str(marks)))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        running = pool.submit(build, site, cluster.address)
+        deadline = time.monotonic() + 120
+        while not marks.exists():
+            assert time.monotonic() < deadline and not running.done(), "the block never started"
+            time.sleep(0.05)
+        started = time.monotonic()
+        os.killpg(cluster.processes[0].pid, signal.SIGKILL)  # the scheduler
+        result = running.result(timeout=180)
+    assert result.returncode != 0
+    said = (
+        f"page s.md, block 'slow' failed: not run: the Dask scheduler at {cluster.address} was "
+        "lost while the build ran"
+    )
+    assert said in result.stderr, result.stderr[-3000:]
+    assert time.monotonic() - started < 60
 
 
 def test_a_scheduler_out_of_reach_fails_the_build_naming_its_address(tmp_path):

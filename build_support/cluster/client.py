@@ -22,9 +22,9 @@ worker that differs is named in the log with what differs, and never runs a job.
 
 Faults, each the job's blocks' failure in their page's turn (never a run on this machine, never
 an entry in the cache): the scheduler unreachable or silent, or no worker that may run the job,
-within ``executor_wait_s``; a worker refused; the job's process failing. A worker that leaves the
-cluster while it runs a job (killed, say) costs a second run, on whichever worker may run it
-then; a second loss fails the blocks.
+within ``executor_wait_s``; the scheduler lost; a worker refused; the job's process failing. A
+worker that leaves the cluster while it runs a job (killed, say) costs a second run, on
+whichever worker may run it then; a second loss fails the blocks.
 """
 
 from __future__ import annotations
@@ -226,9 +226,16 @@ class Cluster:
             "kept": list(GPU_KEPT) if job.gpu else [],
             "within_s": within,
         }
-        result = self._ran(client, job, payload, within)
-        if result is None:  # its worker left while it ran: once more, on whichever may run it
-            result = self._ran(client, job, payload, within, again=True)
+        try:
+            result = self._ran(client, job, payload, within)
+            if result is None:  # its worker left while it ran: once more, on whichever may
+                result = self._ran(client, job, payload, within, again=True)  # run it then
+        except Unavailable:
+            raise
+        except Exception as error:
+            if client.status == "running":
+                raise
+            raise Unavailable(self._lost(error)) from None
         if result.get("refused"):
             with self.lock:
                 self.checked[result["worker"]] = result["refused"]
@@ -283,6 +290,9 @@ class Cluster:
             except CancelledError:  # by the scheduler: the bundle it needs went with them
                 lost = True
             now = time.monotonic()
+            if client.status != "running":  # the scheduler itself is gone: no worker is asked
+                task.cancel()
+                raise Unavailable(self._lost())
             if lost or not set(workers) & set(self._workers(client)):  # the scheduler saw them go
                 task.cancel()
                 left = f"the Dask worker {' and '.join(workers)} that ran it left the cluster"
@@ -386,6 +396,15 @@ class Cluster:
         if said:
             log.info("%s: it runs no job", self._refusal(address, said))
         return said
+
+    def _lost(self, error: BaseException | None = None) -> str:
+        """The scheduler lost while the build ran: said once, every later job's failure too."""
+        cause = f" ({type(error).__name__}: {error})" if error is not None else ""
+        with self.lock:
+            self.failed = self.failed or (
+                f"the Dask scheduler at {self.address} was lost while the build ran{cause}"
+            )
+            return self.failed
 
     def _refusal(self, address: str, said: list[str]) -> str:
         return (
