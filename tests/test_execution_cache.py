@@ -9,6 +9,7 @@ ingredient and reads the Build report: exactly the outputs that depend on it ran
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -90,11 +91,18 @@ def every_block(rows) -> set[str]:
 def never_importing_examples(rows) -> set[str]:
     """The notebooks whose code never names ``examples`` (an author's tutorial, as JAX's): an
     edit to the package re-runs none of them (``notebooks/page.py``, ``code_cells``)."""
+    from build_support.notebooks import formats
+    from build_support.notebooks.page import code_cells
+
+    kinds = {".py": formats.KIND_JUPYTEXT, ".ipynb": formats.KIND_IPYNB, ".md": formats.KIND_MYST}
+    imports = re.compile(r"^\s*(?:import|from)\s+examples\b", re.MULTILINE)
     return {
         name
         for name in rows
         if name.startswith("notebooks/")
-        and "examples" not in (ROOT / "docs" / name).read_text(encoding="utf-8")
+        and not imports.search(
+            code_cells(kinds[Path(name).suffix], (ROOT / "docs" / name).read_text(encoding="utf-8"))
+        )
     }
 
 
