@@ -22,16 +22,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ("node_modules",)  # npm's packages (package-lock.json): mermaid, jax-js
 FIGURE = re.compile(
-    r"^\s*(?P<label>[^\s:=][^:=]*?)\s*[:=]\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s)\b"
+    r"^\s*(?P<label>[^\s:=][^:=]*?)\s*[:=]\s+(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|x)\b"
 )
 
 
 def figures(printed: str) -> dict[str, float]:
-    """Each ``label: number s`` (or ``ms``) line's figure, in seconds; a repeated label marked."""
+    """Each ``label: number s`` (``ms``; ``x``: a ratio within the run, the least noisy figure
+    on a loaded machine) line's figure, in seconds; a repeated label marked."""
     found: dict[str, float] = {}
     for line in printed.splitlines():
         if match := FIGURE.match(line):
-            label = match["label"].strip()
+            unit = "x" if match["unit"] == "x" else "s"
+            label = f"{match['label'].strip()} ({unit})"
             while label in found:
                 label += "'"
             found[label] = float(match["value"]) / (1000 if match["unit"] == "ms" else 1)
@@ -101,7 +103,7 @@ def main() -> None:
             continue
         old, new = statistics.median(values), statistics.median(theirs)
         ratio = f"{new / old:6.3f}" if old else "     -"
-        print(f"{label[:44]:<44} {old:9.3f}s {new:9.3f}s  {ratio}")
+        print(f"{label[:44]:<44} {old:10.3f} {new:10.3f}  {ratio}")
 
 
 if __name__ == "__main__":
