@@ -38,16 +38,16 @@ class Cluster:
         command = [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
         self._start([*command, "--scheduler-file", str(file)], "scheduler")
         deadline = time.monotonic() + 60
-        while not file.is_file() or not file.read_text().strip():
+        while not file.is_file() or not file.read_text(encoding="utf-8").strip():
             if time.monotonic() > deadline:
                 self.stop()
                 raise AssertionError("the scheduler did not start")
             time.sleep(0.1)
         time.sleep(0.1)  # written whole
-        self.address = json.loads(file.read_text())["address"]
+        self.address = json.loads(file.read_text(encoding="utf-8"))["address"]
 
     def _start(self, command: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
-        with (self.folder / f"{name}.log").open("w") as log:
+        with (self.folder / f"{name}.log").open("w", encoding="utf-8") as log:
             process = subprocess.Popen(
                 command,
                 cwd=self.folder,  # not the checkout

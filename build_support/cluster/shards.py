@@ -34,13 +34,21 @@ import logging
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..execution.plan import Job
-    from ..execution.state import BuildState
+    from ..execution.guard import Failing
+    from ..execution.plan import Cluster, Job, RunAhead
     from ..settings import BuildSettings
-    from .client import Cluster
+
+
+class BuildState(Protocol):
+    """What this module reads of a build (``execution.state.BuildState``, not imported here:
+    the build's state imports the cluster's client, which imports this module)."""
+
+    ahead: RunAhead
+    failing: Failing
+
 
 log = logging.getLogger("mkdocs.hooks.execution")
 RENDER_ONLY_SAID = (
@@ -76,11 +84,11 @@ def assign(identities: list[str], shards: int, durations: dict[str, float]) -> d
     known = [durations[identity] for identity in identities if identity in durations]
     default = sum(known) / len(known) if known else 1.0
     weight = {identity: durations.get(identity, default) for identity in identities}
-    loads, slices = [0.0] * shards, {}
+    totals, slices = [0.0] * shards, {}
     for identity in sorted(set(identities), key=lambda each: (-weight[each], each)):
-        least = min(range(shards), key=lambda at: (loads[at], at))
+        least = min(range(shards), key=lambda at: (totals[at], at))
         slices[identity] = least + 1
-        loads[least] += weight[identity]
+        totals[least] += weight[identity]
     return slices
 
 
