@@ -41,7 +41,7 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 import click
 from mkdocs.exceptions import Abort
 
-from build_support import site_swap
+from build_support import process_tree, site_swap
 
 MIKE_VERSION_ENV = "MIKE_DOCS_VERSION"  # set by mike for the build it deploys
 _started_by: list[str] = []  # on_startup's command: build, serve, gh-deploy, mike (its own process)
@@ -53,7 +53,7 @@ def _stop(signum: int, frame: object) -> None:
     # thread left running, the process hung at exit, temporary folders left behind).
     for number in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(number, signal.SIG_IGN)
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+    raise KeyboardInterrupt(process_tree.signal_name(signum))
 
 
 def on_startup(command, dirty):
