@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,8 +126,9 @@ def test_main_thread_script_maps_the_bundle_and_counts_passes_beside_the_stock_p
     out = run_benchmark("main_thread.py", "--runs", "1", "--site", str(built_site))
     for line in ("elements restyled, all passes", "per phase", "style and layout passes forced"):
         assert line in out
-    # Material's bundle read through its source map: its own modules are named
-    assert "browser/viewport/offset/index.ts" in out and "rxjs (library)" in out
+    # Material's bundle read through its source map: its own modules are named (which ones a
+    # single run's samples land in varies with the machine's load: any of its TypeScript files)
+    assert re.search(r"\b[\w/-]+/index\.ts\b", out) and " (library)" in out, out
     restyled = next(line for line in out.splitlines() if line.startswith("elements restyled"))
     section, stock = (int(figure) for figure in restyled.split()[4:6])
     assert section > stock > 0
