@@ -52,7 +52,8 @@ def dev_server() -> str:
         base = f"http://127.0.0.1:{port}/"
         # A notebook the store does not hold runs on after the first build; its end rebuilds
         # and reloads every page (a visit would lose its page): the site settles first.
-        for notebook in sorted((ROOT / "docs" / "notebooks").glob("*.py")):
+        notebooks = (ROOT / "docs" / "notebooks").glob("*")  # every format: .py, .ipynb, MyST .md
+        for notebook in sorted(n for n in notebooks if n.suffix in {".py", ".ipynb", ".md"}):
             while RUNNING in fetch(f"{base}notebooks/{notebook.stem}/"):
                 assert server.poll() is None, log_path.read_text()
                 assert time.monotonic() < deadline, f"{notebook.name} still running"
