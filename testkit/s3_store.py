@@ -27,6 +27,24 @@ AWS_ENV = {
     "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
 }
 
+SESSIONS_PAGE = """\
+# A
+
+```python exec="on" id="alone"
+print("alone says", sum(range(10)))
+```
+
+```python exec="on" session="s" id="first"
+shared = 6 * 7
+print("first sets", shared)
+```
+
+```python exec="on" session="s" id="second"
+print("second sees", shared)
+```
+"""
+"""A page of a block alone and a session of two, which the store tests build on S3."""
+
 
 def free_port() -> int:
     with socket.socket() as probe:

@@ -22,26 +22,11 @@ from build_support.caching.compare import differences
 from build_support.settings import EXECUTOR_ENV, RENDER_ONLY_ENV, SHARD_ENV
 from testkit.build import mkdocs_build
 from testkit.dask_cluster import Cluster, ran_on_cluster, started
-from testkit.s3_store import BUCKET, build_env, s3_server
+from testkit.s3_store import BUCKET, SESSIONS_PAGE, build_env, s3_server
 from testkit.small_site import site_config
 
 PAGES = {
-    "a": """\
-# A
-
-```python exec="on" id="alone"
-print("alone says", sum(range(10)))
-```
-
-```python exec="on" session="s" id="first"
-shared = 6 * 7
-print("first sets", shared)
-```
-
-```python exec="on" session="s" id="second"
-print("second sees", shared)
-```
-""",
+    "a": SESSIONS_PAGE,
     "g": """\
 # G
 

@@ -33,29 +33,24 @@ from build_support.caching.compare import differences
 from build_support.caching.shared_store import OPTIONS_ENV
 from build_support.settings import SHARED_STORE_ENV, SHARED_STORE_MODE_ENV
 from testkit.build import copy_env, copy_project, mkdocs_build
-from testkit.s3_store import AWS_ENV, BUCKET, endpoint_options, free_port, s3_server
+from testkit.s3_store import (
+    AWS_ENV,
+    BUCKET,
+    SESSIONS_PAGE,
+    endpoint_options,
+    free_port,
+    s3_server,
+)
 from testkit.small_site import EXECUTION_HOOK, site_config
 
-PAGE = """\
-# A
-
-```python exec="on" id="alone"
-print("alone says", sum(range(10)))
-```
-
-```python exec="on" session="s" id="first"
-shared = 6 * 7
-print("first sets", shared)
-```
-
-```python exec="on" session="s" id="second"
-print("second sees", shared)
-```
-
+PAGE = (
+    SESSIONS_PAGE
+    + """
 ```python exec="on" id="reads"
 print(open("docs/data.txt").read())
 ```
 """
+)
 BLOCKS = {"alone", "first", "second", "reads"}
 
 
