@@ -59,10 +59,14 @@ class Cluster:
         self.processes.append(process)
         return process
 
-    def add_worker(self, name: str, gpu: bool = False, env: dict | None = None) -> None:
+    def add_worker(
+        self, name: str, gpu: bool = False, env: dict | None = None, nthreads: int = 2
+    ) -> None:
+        """A worker ``name`` running ``nthreads`` jobs at once (a job: a session, in a block
+        worker of its own), the GPU resource where ``gpu``, its own ``--local-directory``."""
         local = self.folder / f"{name}-local"
         local.mkdir()
-        command = [DASK, "worker", self.address, "--name", name, "--nthreads", "2"]
+        command = [DASK, "worker", self.address, "--name", name, "--nthreads", str(nthreads)]
         command += ["--no-nanny", "--no-dashboard", "--local-directory", str(local)]
         command += ["--resources", "GPU=1"] if gpu else []
         self.workers[name] = self._start(command, name, env)
