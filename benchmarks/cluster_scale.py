@@ -33,19 +33,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # course_scale, beside this script
 
-import course_scale  # noqa: E402
+import course_scale
 
-from build_support.caching.store import FileStore  # noqa: E402
-from build_support.cluster import shards  # noqa: E402
-from build_support.settings import (  # noqa: E402
+from build_support.caching.store import FileStore
+from build_support.cluster import shards
+from build_support.settings import (
     EXECUTOR_ENV,
     RENDER_ONLY_ENV,
     SHARD_ENV,
     SHARED_STORE_ENV,
     SHARED_STORE_MODE_ENV,
 )
-from testkit.build import copy_env, mkdocs_build  # noqa: E402
-from testkit.dask_cluster import ran_on_cluster, started  # noqa: E402
+from testkit.build import copy_env, mkdocs_build
+from testkit.dask_cluster import ran_on_cluster, started
 
 MAX_CLUSTER_RATIO = 1.2  # the cluster's cold build over the local one, on the same cores
 MAX_RENDER_ONLY_RATIO = 1.1  # a render-only build from a full store over the unexecuted pages
@@ -156,10 +156,7 @@ def report(args, local, on_cluster, jobs, first, rendered, unexecuted, durations
     for workers in PREDICTED_WORKERS:
         print(f"  {workers:>3} workers: {shards.predicted(durations, workers):7.2f} s predicted")
     longest = max(sorted(durations), key=lambda identity: durations[identity])
-    print(
-        f"  critical path: {longest} ({durations[longest]:.2f} s): no number of workers "
-        "beats it"
-    )
+    print(f"  critical path: {longest} ({durations[longest]:.2f} s): no number of workers beats it")
     print(
         f"  measured beside it: cold local {seconds:.1f} s on 2 cores, predicted "
         f"{shards.predicted(durations, 2):.1f} s for 2 workers (the blocks' own seconds: the "
