@@ -29,6 +29,8 @@ def on_page_markdown(markdown, page, config, files):
     from build_support.execution import state  # loaded by hooks/execution.py
 
     numbers = state.current().cached_value("prose_numbers", PROSE_NUMBERS)
+    if numbers is None:  # not in the store, and not computed by this build (RENDER_ONLY=1)
+        return markdown
 
     def substitute(match: re.Match[str]) -> str:
         name = match[1]

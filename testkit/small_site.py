@@ -8,8 +8,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from build_support.build_command import ROOT
+from build_support.settings import ENV_VARS
 
-__all__ = ["EXECUTION_HOOK", "ONE_PAGE_CONFIG", "hook", "page_with", "site_config"]
+__all__ = [
+    "DATA_FILE",
+    "EXECUTION_HOOK",
+    "ONE_PAGE_CONFIG",
+    "from_env",
+    "hook",
+    "page_with",
+    "site_config",
+    "write_site",
+]
 
 
 def hook(name: str) -> Path:
@@ -78,3 +88,34 @@ def page_with(code: str, options: str = "") -> str:
         "# A page\n\nBefore the block.\n\n"
         f'```python exec="on" id="blk"{options}\n{code}\n```\n\nAfter the block.\n'
     )
+
+
+DATA_FILE = {"data.txt": "read from the project's docs/"}
+"""A file of the project's ``docs/`` that a block reads (``open("docs/data.txt")``)."""
+
+
+def from_env(*options: str) -> str:
+    """``extra.build`` settings, each read from the variable a tool sets it with
+    (``settings.ENV_VARS``): ``from_env("shard")`` is ``"shard: !ENV SHARD"``."""
+    return ", ".join(f"{option}: !ENV {ENV_VARS[option]}" for option in options)
+
+
+def write_site(
+    root: Path,
+    site_name: str,
+    pages: dict[str, str],
+    build_settings: str = "",
+    files: dict[str, str] | None = None,
+    hooks: Sequence[str | Path] = (EXECUTION_HOOK,),
+) -> Path:
+    """A small site in ``root``: ``mkdocs.yml`` (``site_config(site_name, build_settings,
+    hooks=hooks)``), its nav ``pages`` in their order, each written under ``docs/`` by its path
+    (``"a.md"``, ``"notebooks/n.py"``), and ``files`` beside them (``DATA_FILE``)."""
+    nav = ", ".join(pages)
+    config = site_config(site_name, build_settings, hooks=hooks)
+    (root / "docs").mkdir(parents=True, exist_ok=True)
+    (root / "mkdocs.yml").write_text(config + f"nav: [{nav}]\n", encoding="utf-8")
+    for path, text in (pages | (files or {})).items():
+        (root / "docs" / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / path).write_text(text, encoding="utf-8")
+    return root

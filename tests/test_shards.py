@@ -1,9 +1,10 @@
 """A sharded build (issue 51: build_support/cluster/shards.py): ``n`` builds with ``SHARD=k/n``
-each execute a slice of the course's sessions into one shared store (a ``file://`` folder here:
-each build is another machine, with its own local store), then one ``RENDER_ONLY=1`` build
-executes nothing and renders every page from the store: its site equals a fresh local build's,
-as ``make check-cache`` compares them. A render-only build the store cannot serve fails, naming
-each page and block it lacks. Two builds filling one store at once leave it whole.
+each execute a slice of the course's sessions (a notebook one of them) into one shared store (a
+``file://`` folder here: each build is another machine, with its own local store), then one
+``RENDER_ONLY=1`` build executes nothing and renders every page from the store: its site equals
+a fresh local build's, as ``make check-cache`` compares them. A render-only build the store
+cannot serve fails, naming each page, block, notebook and prose value it lacks, and runs none of
+them. Two builds filling one store at once leave it whole.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from build_support.caching.store import FileStore, decode
 from build_support.cluster import shards
 from build_support.settings import RENDER_ONLY_ENV, SHARD_ENV, SHARED_STORE_ENV
 from testkit.build import mkdocs_build
-from testkit.small_site import site_config
+from testkit.small_site import DATA_FILE, EXECUTION_HOOK, from_env, hook
+from testkit.small_site import write_site as write_small_site
 
+NOTEBOOK = "notebooks/n.py"
 PAGES = {
-    "a": """\
+    "a.md": """\
 # A
 
 ```python exec="on" id="one"
@@ -47,8 +50,10 @@ print("second sees", shared)
 print(open("docs/data.txt").read())
 ```
 """,
-    "b": """\
+    "b.md": """\
 # B
+
+The prose quotes {{ live.lines }} lines.
 
 ```python exec="on" id="two"
 print("two", 2 * 2)
@@ -62,6 +67,13 @@ print("three", 3 * 3)
 print("t", sum(range(5)))
 ```
 """,
+    NOTEBOOK: """\
+# %% [markdown]
+# # A notebook
+
+# %%
+print("the notebook ran", 6 * 7)
+""",
 }
 BLOCKS = {
     ("a.md", "one"),
@@ -71,20 +83,15 @@ BLOCKS = {
     ("b.md", "two"),
     ("b.md", "three"),
     ("b.md", "t-only"),
+    (NOTEBOOK, NOTEBOOK),  # its run, as the build's log names it
 }
+VALUE = "b.md", "value prose_numbers"  # b.md's prose quotes one (hooks/live_numbers.py)
 
 
 def write_site(root: Path) -> Path:
-    (root / "docs").mkdir(parents=True)
-    settings = (
-        f"shared_store: !ENV {SHARED_STORE_ENV}, render_only: !ENV {RENDER_ONLY_ENV}, "
-        f"shard: !ENV {SHARD_ENV}"
-    )
-    (root / "mkdocs.yml").write_text(site_config("shards", settings) + "nav: [a.md, b.md]\n")
-    for name, text in PAGES.items():
-        (root / "docs" / f"{name}.md").write_text(text)
-    (root / "docs" / "data.txt").write_text("read from the project's docs/")
-    return root
+    settings = from_env("shared_store", "render_only", "shard")
+    hooks = (EXECUTION_HOOK, hook("live_numbers"))
+    return write_small_site(root, "shards", PAGES, settings, files=DATA_FILE, hooks=hooks)
 
 
 def build(
@@ -107,8 +114,17 @@ def executed(stderr: str) -> dict[tuple[str, str], str]:
 
 
 def left_out(stderr: str) -> set[tuple[str, str]]:
-    """The blocks a shard's build left to the others, as its log names them."""
+    """The blocks (and notebooks) a shard's build left to the others, as its log names them."""
     return set(re.findall(r"page (\S+), block '([^']+)' failed: not run: left to shard", stderr))
+
+
+def lacked(stderr: str) -> set[tuple[str, str]]:
+    """What a render-only build's failure names as missing from the store."""
+    said = (
+        r"page (.+?), block '([^']+)' failed: not run: the store holds no output for it, and "
+        r"this build executes nothing \(RENDER_ONLY=1"
+    )
+    return set(re.findall(said, stderr))
 
 
 @pytest.fixture(scope="module")
@@ -138,6 +154,18 @@ def test_two_shards_then_a_render_only_build_equal_a_fresh_local_build(sharded):
     assert reused == ran[0]  # the second (after the first) reused the first's slice
     session = {("a.md", "s-first"), ("a.md", "s-second")}
     assert session <= ran[0] or session <= ran[1]  # a session's blocks stay together
+    # The notebook ran in one shard alone; the prose's value was computed by one alone.
+    assert sum((NOTEBOOK, NOTEBOOK) in each for each in ran) == 1
+    for result, others in zip((first, second), left, strict=True):  # a notebook left: unrun
+        k = 1 if result is first else 2
+        shown = (site / f"site-shard{k}" / "notebooks" / "n" / "index.html").read_text()
+        assert ("the notebook ran 42" in shown) == ((NOTEBOOK, NOTEBOOK) not in others)
+    # The prose's value: computed by the first shard, or left by it to the second.
+    quoted = [(site / f"site-shard{k}" / "b" / "index.html").read_text() for k in (1, 2)]
+    left_by_first = "the value 'prose_numbers' left to shard 2/2" in first.stderr
+    assert ("{{ live.lines }}" in quoted[0]) == left_by_first
+    assert re.search(r"The prose quotes \d+ lines", quoted[1])
+    assert "the value 'prose_numbers' left" not in second.stderr
     for result, others in zip((first, second), left, strict=True):
         k = 1 if result is first else 2
         said = f"SHARD={k}/2: "
@@ -149,42 +177,55 @@ def test_two_shards_then_a_render_only_build_equal_a_fresh_local_build(sharded):
     assert executed(rendered.stderr) == dict.fromkeys(BLOCKS, "reused")
     assert "cache warning" not in rendered.stderr
     assert differences(site / "site-local", site / "site-render") == []
+    shown = (site / "site-render" / "b" / "index.html").read_text()
+    assert re.search(r"The prose quotes \d+ lines", shown)  # the value, from the store
     # It recorded the sessions' durations in the store: the next shards' balance.
     entry = FileStore(site / "shared").get(shards.DURATIONS, shards.DURATIONS_KEY)
     recorded = json.loads(entry.payload)
     assert set(recorded) == {"a.md one", "a.md reads", "a.md session s", "b.md two"} | {
         "b.md three",
         "b.md session t",
+        f"{NOTEBOOK} notebook",
     }
     # From them: the predicted times, the critical path, each slice's share.
     env = {**os.environ, CACHE_DIR_ENV: str(site / "store-render"), SHARED_STORE_ENV: store}
     command = [sys.executable, "-m", "build_support.cluster.shards", "2"]
     said = subprocess.run(command, capture_output=True, text=True, env=env, check=True).stdout
-    assert "6 sessions recorded" in said
+    assert "7 sessions recorded" in said
     assert re.search(r"^ 64 workers: [\d.]+ s$", said, re.MULTILINE), said
     assert re.search(r"^critical path: \S+ .+ \([\d.]+ s\)", said, re.MULTILINE), said
-    assert re.search(r"^SHARD=2/2: 3 sessions, [\d.]+ s$", said, re.MULTILINE), said
+    counts = re.findall(r"^SHARD=[12]/2: (\d+) sessions, [\d.]+ s$", said, re.MULTILINE)
+    assert len(counts) == 2 and sum(map(int, counts)) == 7, said
 
 
 def test_a_render_only_build_fails_naming_every_output_the_store_lacks(sharded, tmp_path):
     _, store, _ = sharded
     changed = tmp_path / "changed"
     write_site(changed)
-    text = PAGES["b"].replace('print("three", 3 * 3)', 'print("three", 3 * 33)')
+    text = PAGES["b.md"].replace('print("three", 3 * 3)', 'print("three", 3 * 33)')
     text += '\n```python exec="on" id="new"\nprint("new")\n```\n'
     (changed / "docs" / "b.md").write_text(text)
+    mark = tmp_path / "the-notebook-ran"  # written by the changed notebook, were it run
+    with (changed / "docs" / NOTEBOOK).open("a") as notebook:
+        notebook.write(f"\n# %%\nopen({str(mark)!r}, 'w').close()\n")
     result = build(changed, "render", store, RENDER_ONLY="1")
     assert result.returncode != 0
-    lacked = set(
-        re.findall(
-            r"page (\S+), block '([^']+)' failed: not run: the store holds no output for it, "
-            r"and this build executes nothing \(RENDER_ONLY=1",
-            result.stderr,
-        )
-    )
-    assert lacked == {("b.md", "three"), ("b.md", "new")}, result.stderr[-3000:]
-    assert "2 blocks failed; the build stops here" in result.stderr
+    expected = {("b.md", "three"), ("b.md", "new"), (NOTEBOOK, NOTEBOOK)}
+    assert lacked(result.stderr) == expected, result.stderr[-3000:]
+    assert "3 blocks failed; the build stops here" in result.stderr
     assert not (changed / "site-render").exists()  # no site from it
+    assert not mark.exists()  # the notebook never ran
+
+
+def test_a_render_only_build_from_an_empty_store_names_every_block_notebook_and_value(
+    tmp_path,
+):
+    site = write_site(tmp_path / "site")
+    result = build(site, "render", RENDER_ONLY="1")
+    assert result.returncode != 0
+    assert lacked(result.stderr) == BLOCKS | {VALUE}, result.stderr[-3000:]
+    assert f"{len(BLOCKS) + 1} blocks failed; the build stops here" in result.stderr
+    assert not re.findall(r"Executed .*: ran", result.stderr)
 
 
 def test_two_builds_filling_one_store_at_once_leave_it_whole(tmp_path):
@@ -235,3 +276,26 @@ def test_contradictory_or_wrong_switches_fail_the_build_naming_them(tmp_path, sw
     result = build(site, "wrong", **switches)
     assert result.returncode != 0
     assert said in result.stderr, result.stderr[-3000:]
+
+
+def test_a_value_the_store_lacks_fails_a_render_only_build_at_once_once_pages_rendered(tmp_path):
+    """hooks/try_it.py asks for its value after the blocks' failures were said (on_env): the
+    build fails there, naming it with any other, never computing it."""
+    from types import SimpleNamespace
+
+    from build_support.execution.guard import BlockFailed, Failing
+
+    selection = shards.Selection(True, None, None, tmp_path)
+    build = SimpleNamespace(page="b.md", failing=Failing(serving=False))
+    build.ahead = SimpleNamespace(cluster=selection)
+    assert shards.value_left(build, "prose_numbers")  # while pages render: said, then on
+    selection.pages_rendered(build)
+    with pytest.raises(BlockFailed, match=r"2 blocks failed") as failed:
+        shards.value_left(build, "try_it_book")
+    said = str(failed.value)
+    assert "page b.md, block 'value prose_numbers' failed: not run: the store holds" in said
+    assert "page (the build), block 'value try_it_book' failed: not run: the store holds" in said
+    other = shards.Selection(False, (1, 2), None, tmp_path)
+    build.ahead.cluster = other
+    owner = shards.by_name("value v", 2)
+    assert shards.value_left(build, "v") == (owner != 1)  # a shard computes its own alone

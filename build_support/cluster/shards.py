@@ -21,7 +21,12 @@ this machine:
   fail their blocks with ``LEFT``, which the build then forgives (``pages_rendered``): they are
   never stored, and that build's site is not the course's (the render-only build's is).
 
-Notebooks are not sliced: a shard's or render-only build runs a notebook the store lacks.
+A notebook is a session like any other (``notebook_looked_up``, ``start_notebook``; its
+identity ``<page> notebook``, its duration its stored run's seconds): sliced with the rest, run
+only by its shard, and never by a render-only build, which fails on it, named; a notebook not run
+is rendered unexecuted, from its source. A value the prose quotes (``BuildState.cached_value``)
+that the store lacks is left by a shard not its own (``by_name``: the shard's site is not the
+course's), and fails a render-only build, named (``value_left``).
 
     python -m build_support.cluster.shards [N]  # predicted times on 1-64 workers; N slices
 """
@@ -32,6 +37,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -39,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..execution.guard import Failing
     from ..execution.plan import Cluster, Job, RunAhead
+    from ..notebooks.kernels import NotebookRun
     from ..settings import BuildSettings
 
 
@@ -139,8 +146,15 @@ def identity_of(job: Job, session: str) -> str:
     return f"{job.page} {first.block_id}" if alone else f"{job.page} session {session}"
 
 
+def notebook_identity(src_uri: str) -> str:
+    """A notebook's run, named as a session."""
+    return f"{src_uri} notebook"
+
+
 def seconds_of(entry: Any) -> float:
-    """A stored session's duration: its blocks' seconds."""
+    """A stored session's duration: its blocks' seconds (a notebook's: its run's)."""
+    if isinstance(entry, dict) and isinstance(entry.get("seconds"), int | float):
+        return round(float(entry["seconds"]), 3)
     blocks = entry.get("blocks", []) if isinstance(entry, dict) else []
     return round(sum(float(block.get("seconds") or 0) for block in blocks), 3)
 
@@ -197,12 +211,15 @@ class Selection:
         self.lock = threading.Lock()
         self.identities: dict[int, str] = {}  # id(job) -> its session's identity
         self.waiting: list[tuple[Job, Future[None]]] = []  # a shard's, until the plan is whole
+        self.notebooks: set[str] = set()  # every notebook's identity (hit or miss)
+        self.notebooks_waiting: list[tuple[NotebookRun, Path, Callable[[], None]]] = []
         self.slices: dict[str, int] | None = None  # identity -> its slice, once planned
         self.here: set[tuple[str, str]] = set()  # (page, session) run here: a shell's
         self.build: BuildState | None = None
         self.durations: dict[str, float] = {}  # the plan's hits', for the record
         self.recorded: dict[str, float] = {}
         self.ran: set[str] = set()  # the sessions this shard sent to run
+        self.rendered = False  # every page rendered: a value missing now fails the build at once
         self.closed = False
 
     @classmethod
@@ -262,8 +279,12 @@ class Selection:
         with self.lock:
             self.closed = True
             waiting, self.waiting = self.waiting, []
+            notebooks, self.notebooks_waiting = self.notebooks_waiting, []
         for _, future in waiting:
             future.set_exception(NotRun("the build was ending before its job was sent"))
+        for run, _, _ in notebooks:
+            run.result.set_exception(NotRun("the build was ending before its notebook was run"))
+            run.cells_done.set()
         if self.cluster is not None:
             self.cluster.close()
 
@@ -273,7 +294,9 @@ class Selection:
         """Every page planned (``on_files``): the hits' durations noted, a shard's slices cut
         and the jobs that waited for them sent or left out."""
         self.build = build
-        identities = sorted({identity for identity, _ in build.ahead.lookups if identity})
+        identities = sorted(
+            {identity for identity, _ in build.ahead.lookups if identity} | self.notebooks
+        )
         for lookup in build.ahead.lookups.values():
             if lookup.identity and lookup.entry is not None:
                 self.durations[lookup.identity] = seconds_of(lookup.entry)
@@ -284,13 +307,22 @@ class Selection:
         with self.lock:
             self.slices = slices
             waiting, self.waiting = self.waiting, []
+            notebooks, self.notebooks_waiting = self.notebooks_waiting, []
         for job, future in waiting:
             self._send(job, future)
+        for run, path, start in notebooks:
+            owner = self._owner(notebook_identity(run.src_uri))
+            if owner == self.shard[0]:
+                self.ran.add(notebook_identity(run.src_uri))
+                start()
+            else:
+                self._not_run(build, run, path, self._left(owner))
 
     def pages_rendered(self, build: BuildState) -> None:
         """Every page rendered (``on_env``, before the build fails on its failed blocks): a
         shard's left-out blocks forgiven, said once; a render-only build that reused every
         output records the sessions' durations, where they changed."""
+        self.rendered = True
         if self.shard is not None:
             left = [f for f in build.failing.found if f.summary.startswith(f"not run: {LEFT}")]
             build.failing.found[:] = [f for f in build.failing.found if f not in left]
@@ -306,6 +338,56 @@ class Selection:
             )
         elif not build.failing.found and self.durations != self.recorded:
             record_durations(self.project_root, self.durations)
+
+    # ------------------------------------------------------------ notebooks and values
+
+    def notebook_looked_up(self, src_uri: str, entry: dict[str, Any] | None) -> None:
+        """A notebook's look-up (``notebooks/page.py``): one of the sessions to slice, and a
+        hit's duration for the record."""
+        identity = notebook_identity(src_uri)
+        self.notebooks.add(identity)
+        if entry is not None:
+            self.durations[identity] = seconds_of(entry)
+
+    def start_notebook(
+        self, build: BuildState, run: NotebookRun, path: Path, start: Callable[[], None]
+    ) -> None:
+        """A notebook the store lacks: in a render-only build never run, its failure named; in
+        a shard's, run (``start``) once the slices are cut, where it is this shard's."""
+        if self.render_only:
+            self._not_run(build, run, path, RENDER_ONLY_SAID)
+            return
+        with self.lock:
+            self.notebooks_waiting.append((run, path, start))
+
+    def value_left(self, build: BuildState, name: str) -> bool:
+        """A value the prose quotes that the store lacks is not computed here: a render-only
+        build fails on it, named (at once where every page has rendered); a shard leaves it to
+        the shard its name falls to. False: it is computed."""
+        identity = f"value {name}"
+        if self.render_only:
+            page = "(the build)" if self.rendered else build.page  # the page quoting it
+            _failed(build, page, identity, f"not run: {RENDER_ONLY_SAID}")
+            if self.rendered:
+                build.failing.fail_if_any()
+            return True
+        assert self.shard is not None
+        k, n = self.shard
+        owner = by_name(identity, n)
+        if owner == k:
+            return False
+        log.info("SHARD=%d/%d: the value %r left to shard %d/%d", k, n, name, owner, n)
+        return True
+
+    def _not_run(self, build: BuildState, run: NotebookRun, path: Path, why: str) -> None:
+        """A notebook not run here: its page shows its source unexecuted, its failure named (a
+        shard's forgiven, as its blocks' are)."""
+        from ..notebooks.kernels import read_notebook
+
+        run.reasons = [*run.reasons, f"not run: {why}"]
+        run.result.set_result(read_notebook(path))
+        run.cells_done.set()
+        _failed(build, run.src_uri, run.src_uri, f"not run: {why}")
 
     # ------------------------------------------------------------ sending
 
@@ -338,9 +420,16 @@ class Selection:
                 )
             )
             return
-        else:  # here, as the plan runs a job: after any timing, in its pool
-            sent = self.build.ahead.pool.submit(self.build.ahead._run, job)
+        else:
+            sent = self.build.ahead.run_here(job)
         sent.add_done_callback(lambda done: _pass_on(done, future))
+
+
+def _failed(build: BuildState, page: str, block_id: str, summary: str) -> None:
+    """A failure of the build's, said as a block's (``guard.shown``)."""
+    from ..execution.guard import Failure, shown
+
+    shown(Failure(page, block_id, summary), build.failing)
 
 
 def _pass_on(done: Future[None], future: Future[None]) -> None:
@@ -356,6 +445,29 @@ def planned(build: BuildState) -> None:
     """``Selection.planned``, where the build is a render-only or shard's build."""
     if isinstance(build.ahead.cluster, Selection):
         build.ahead.cluster.planned(build)
+
+
+def notebook_looked_up(build: BuildState, src_uri: str, entry: dict[str, Any] | None) -> None:
+    """``Selection.notebook_looked_up``, where the build is a render-only or shard's build."""
+    if isinstance(build.ahead.cluster, Selection):
+        build.ahead.cluster.notebook_looked_up(src_uri, entry)
+
+
+def start_notebook(
+    build: BuildState, run: NotebookRun, path: Path, start: Callable[[], None]
+) -> None:
+    """``start()`` the notebook's run, unless a render-only or shard's build holds it back
+    (``Selection.start_notebook``)."""
+    if isinstance(build.ahead.cluster, Selection):
+        build.ahead.cluster.start_notebook(build, run, path, start)
+    else:
+        start()
+
+
+def value_left(build: BuildState, name: str) -> bool:
+    """``Selection.value_left``: a value the store lacks, not computed by this build."""
+    selection = build.ahead.cluster
+    return isinstance(selection, Selection) and selection.value_left(build, name)
 
 
 def pages_rendered(build: BuildState) -> None:

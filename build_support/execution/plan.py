@@ -203,7 +203,12 @@ class RunAhead:
             return
         job.remote = cluster is not None
         self.jobs.setdefault((job.page, session), deque()).append(job)
-        job.future = cluster.submit(job) if cluster else self.pool.submit(self._run, job)
+        job.future = cluster.submit(job) if cluster else self.run_here(job)
+
+    def run_here(self, job: Job) -> Future[None]:
+        """Run ``job`` on this machine, in the pool, after any timing (a cluster's stand-in,
+        ``cluster/shards.py``, runs its slice's jobs so where no cluster is named)."""
+        return self.pool.submit(self._run, job)
 
     def claim(self, page: str, session: str) -> RanAheadWorker | Refused | None:
         """The replies of the session's job once it is done, if it ran one (a block alone's twin

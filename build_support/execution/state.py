@@ -174,10 +174,16 @@ class BuildState:
     def cached_value(self, name: str, code: str) -> Any:
         """What ``code`` prints as JSON (a value the prose quotes), run in a worker as a block
         alone would be, and cached as one; ``ValueError`` names ``name`` where it fails or prints
-        no JSON. Ask before ``on_post_build``, where the build's workers end."""
+        no JSON. Ask before ``on_post_build``, where the build's workers end. None where the
+        store lacks it and this build computes none (``shards.value_left``: render-only, named
+        in its failure; or another shard's)."""
+        from ..cluster import shards
+
         found = self.cache.look_up(self.environment.ingredients(code, value=name))
         if found.entry is not None:
             return found.entry["value"]
+        if shards.value_left(self, name):
+            return None
         worker = self.take_worker(False, code)
         try:
             printed = worker.run(code, name, False, DEFAULT_TIMEOUT_S)["output"]

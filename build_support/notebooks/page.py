@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..caching.cache import Cache, canonical, digest
 from ..caching.environment import tool_versions
+from ..cluster import shards
 from ..publishing.runs import Run
 from . import formats, jupyter_book, kernels, myst, tex
 
@@ -79,6 +80,7 @@ def start_notebooks(
             if running.result.done():
                 build.notebooks.threads.runs.pop(src_uri)  # its end is shown once
             continue
+        shards.notebook_looked_up(build, src_uri, found.entry)  # RENDER_ONLY=1, SHARD=k/n
         if found.entry is not None:  # no kernel: the notebook comes from the cache
             run.ran = False
             run.result.set_result(nbformat.reads(found.entry["notebook"], as_version=4))
@@ -89,7 +91,10 @@ def start_notebooks(
         def keep(notebook, seconds, found=found):
             build.cache.keep(found, {"notebook": nbformat.writes(notebook), "seconds": seconds})
 
-        build.notebooks.start(path, kernel_name, run, keep)
+        def start(path=path, run=run, keep=keep):
+            build.notebooks.start(path, kernel_name, run, keep)
+
+        shards.start_notebook(build, run, path, start)  # held back by RENDER_ONLY=1, SHARD=k/n
 
 
 _MAGIC = re.compile(r"^(\s*)[%!]")  # an IPython magic or shell line: ``%timeit f()``, ``!pip``
