@@ -217,6 +217,14 @@ def test_a_different_backend_label_reruns_what_uses_jax_only(project):
     )
 
 
+def test_a_variable_jax_sets_on_its_import_reruns_nothing(project):
+    """JAX's import sets TPU_SKIP_MDS_QUERY=1 in its process where it finds no TPU: a build
+    process that imported JAX (as one under make serve may) holds it; it must not re-run every
+    output (issue 50: 472 s at 400 pages)."""
+    rows, _ = build(project, TPU_SKIP_MDS_QUERY="1")
+    assert ran(rows) == set()
+
+
 def test_a_corrupt_or_truncated_entry_is_run_again_never_shown(project):
     damaged = 0
     for path, _ in FileStore(project / ".cache").entries("execution"):

@@ -53,6 +53,10 @@ NUMERIC_VARIABLES = (
 )
 IGNORED_VARIABLES = {
     "OPENBLAS_THREAD_TIMEOUT": "how long idle BLAS threads spin (the Makefile sets it): speed only",
+    # JAX's import sets it in its own process wherever it finds no TPU (cloud_tpu_init.py), so a
+    # build that imported JAX holds it and one that did not does not: every output re-ran under
+    # make serve. Which devices JAX then uses is in the key already, as the backend label.
+    "TPU_SKIP_MDS_QUERY": "JAX sets it on import where it finds no TPU; the devices are keyed",
 }
 RENDERING_TOOLS = ("mkdocs", "markdown", "pymdown-extensions", "pygments", "markdown-exec")
 
