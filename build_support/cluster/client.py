@@ -10,7 +10,8 @@ variables (``JAX_*``, ``XLA_*``, the numeric ones: the worker runs with the buil
 says), the build's environment (``on_worker.environment``), and the bundle (``bundled``: the
 build's code and the project's ``docs/``, at their digest; scattered once a build). What comes
 back: each block's reply or failure, the Dask worker's address, host and pid, the block
-worker's pid, and the folder its code ran from (said in the build's log). The files a block
+worker's pid and its job server's (``on_worker.JobServer``), and the folder its code ran from
+(said in the build's log). The files a block
 read there are named as the build's own, whose digests the entry keeps: the bundle mirrors
 the project's layout.
 
@@ -255,7 +256,8 @@ class Cluster:
             job.results.append(reply)
         job.ran_where = (
             f"Dask worker {result['worker']} (host {result['host']}, pid {result['pid']}; "
-            f"block worker pid {result['worker_pid']}; code from {result['code_from']})"
+            f"block worker pid {result['worker_pid']}, job server pid {result['server_pid']}; "
+            f"code from {result['code_from']})"
         )
         blocks = ", ".join(request.block_id for request in job.requests)
         log.info("Ran on the Dask cluster: %s %s, on %s", job.page, blocks, job.ran_where)
@@ -356,6 +358,8 @@ class Cluster:
         other, and an environment that matches the build's; waited for up to ``wait_s``."""
         deadline = time.monotonic() + self.wait_s
         while True:
+            if client.status != "running":  # the scheduler is gone (a worker's loss seen first)
+                raise Unavailable(self._lost())
             eligible = []
             for address, info in self._workers(client).items():
                 has_gpu = bool((info.get("resources") or {}).get("GPU"))
@@ -366,6 +370,8 @@ class Cluster:
             if time.monotonic() >= deadline:
                 break
             time.sleep(_POLL_S)
+        if client.status != "running":
+            raise Unavailable(self._lost())
         kind = "with GPU=1 (" + GPU_SAID + ")" if job.gpu else "without a GPU resource"
         refused = [self._refusal(a, said) for a, said in sorted(self.checked.items()) if said]
         raise Unavailable(
