@@ -4,6 +4,8 @@ the hooks checks is the hooks, not the pages."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +16,8 @@ __all__ = [
     "DATA_FILE",
     "EXECUTION_HOOK",
     "ONE_PAGE_CONFIG",
+    "build_on",
+    "checkout_elsewhere",
     "from_env",
     "hook",
     "page_with",
@@ -119,3 +123,28 @@ def write_site(
         (root / "docs" / path).parent.mkdir(parents=True, exist_ok=True)
         (root / "docs" / path).write_text(text, encoding="utf-8")
     return root
+
+
+def checkout_elsewhere(site: Path, root: Path) -> Path:
+    """Another machine's checkout of the small ``site``: its ``docs/`` and ``mkdocs.yml`` at
+    ``root``, without its built sites and stores."""
+    shutil.copytree(site / "docs", root / "docs")
+    shutil.copy2(site / "mkdocs.yml", root / "mkdocs.yml")
+    return root
+
+
+def build_on(
+    site: Path, machine: str, env: dict[str, str], fresh: bool = False, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """The strict build of the small ``site`` as ``machine`` builds it: into a site
+    (``site-<machine>``) and a local store (``store-<machine>``) of its own, with ``env``."""
+    from .build import mkdocs_build
+
+    return mkdocs_build(
+        site / "mkdocs.yml",
+        site / f"site-{machine}",
+        fresh=fresh,
+        cache_dir=site / f"store-{machine}",
+        env=env,
+        timeout=timeout,
+    )

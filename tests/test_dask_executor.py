@@ -33,7 +33,8 @@ from build_support.execution import plan
 from build_support.settings import EXECUTOR_ENV
 from testkit.build import mkdocs_build
 from testkit.dask_cluster import Cluster, ran_on_cluster, started
-from testkit.small_site import site_config
+from testkit.small_site import DATA_FILE, from_env
+from testkit.small_site import write_site as write_small_site
 
 WAIT_S = 3  # executor_wait_s in the tests' sites: a missing worker fails fast
 
@@ -76,15 +77,13 @@ print("a GPU page's block")
 def write_site(root: Path, gpu_front: bool = True, pages: tuple[str, ...] = ("a", "g")) -> Path:
     """A two-page site: ``a.md`` (a block alone, a session of two), ``g.md`` (a GPU page where
     ``gpu_front``); the executor and a short wait read from the environment."""
-    (root / "docs").mkdir(parents=True)
-    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: {WAIT_S}")
-    nav = ", ".join(f"{page}.md" for page in pages)
-    (root / "mkdocs.yml").write_text(config + f"nav: [{nav}]\n")
     texts = {"a": PAGE_A, "g": (GPU_FRONT if gpu_front else "") + PAGE_G}
-    for page in pages:
-        (root / "docs" / f"{page}.md").write_text(texts[page])
-    (root / "docs" / "data.txt").write_text("read from the project's docs/")
-    return root
+    chosen = {f"{page}.md": texts[page] for page in pages}
+    return write_small_site(root, "dask", chosen, settings(WAIT_S), files=DATA_FILE)
+
+
+def settings(wait_s: float) -> str:
+    return f"{from_env('executor')}, executor_wait_s: {wait_s}"
 
 
 def build(root: Path, executor: str = "", fresh: bool = True) -> subprocess.CompletedProcess:
@@ -138,6 +137,14 @@ def test_a_cluster_build_runs_each_session_on_its_workers_and_shows_what_a_local
         "a.md variables": (cpu, cluster.workers["cpu"].pid),
         "g.md on-gpu": (gpu, cluster.workers["gpu"].pid),  # the GPU page's: there alone
     }
+    # The CPU worker's four sessions: each in a block worker of its own, all from one job
+    # server (its warm template forks them), kept by the Dask worker from job to job.
+    pids = re.findall(
+        rf"on Dask worker {re.escape(cpu)} .*?block worker pid (\d+), job server pid (\d+)",
+        result.stderr,
+    )
+    assert len(pids) == 4 and len({block for block, _ in pids}) == 4, pids
+    assert len({server for _, server in pids}) == 1, pids
     # Each job's code came from the bundle, unpacked in its worker's own folder, not from
     # the checkout (which the workers' Python, this one, would import otherwise).
     for name in ("cpu", "gpu"):
@@ -214,20 +221,27 @@ print("slept")
 """
 
 
+def slow_site(tmp_path: Path, wait_s: float) -> tuple[Path, Path]:
+    """A one-page site whose block (``SLOW``) notes each start in the file returned with it."""
+    marks = tmp_path / "marks"
+    pages = {"s.md": SLOW.format(marks=str(marks))}
+    return write_small_site(tmp_path / "site", "dask", pages, settings(wait_s)), marks
+
+
+def until_started(marks: Path, running: concurrent.futures.Future, times: int = 1) -> None:
+    """Until the slow block has started ``times`` times (its build still running)."""
+    deadline = time.monotonic() + 120
+    while not marks.exists() or marks.read_text().count("started") < times:
+        assert time.monotonic() < deadline and not running.done(), "the block never started"
+        time.sleep(0.05)
+
+
 def test_a_worker_killed_mid_session_is_survived_by_running_it_again_elsewhere(tmp_path, cluster):
     cluster.add_worker("first")
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: 10")
-    (site / "mkdocs.yml").write_text(config + "nav: [s.md]\n")
-    marks = tmp_path / "marks"
-    (site / "docs" / "s.md").write_text(SLOW.format(marks=str(marks)))
+    site, marks = slow_site(tmp_path, 10)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         running = pool.submit(build, site, cluster.address)
-        deadline = time.monotonic() + 120
-        while not marks.exists():  # the block has started on the first worker
-            assert time.monotonic() < deadline and not running.done(), "the block never started"
-            time.sleep(0.05)
+        until_started(marks, running)  # on the first worker
         first = cluster.address_of("first")
         cluster.add_worker("second")
         os.killpg(cluster.workers["first"].pid, signal.SIGKILL)  # with its job's process
@@ -247,25 +261,13 @@ def test_a_session_whose_worker_is_killed_twice_fails_naming_its_page_never_a_wr
     tmp_path, cluster
 ):
     cluster.add_worker("first")
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: 10")
-    (site / "mkdocs.yml").write_text(config + "nav: [s.md]\n")
-    marks = tmp_path / "marks"
-    (site / "docs" / "s.md").write_text(SLOW.format(marks=str(marks)))
-
-    def started(times: int, running: concurrent.futures.Future) -> None:
-        deadline = time.monotonic() + 120
-        while not marks.exists() or marks.read_text().count("started") < times:
-            assert time.monotonic() < deadline and not running.done(), "the block never started"
-            time.sleep(0.05)
-
+    site, marks = slow_site(tmp_path, 10)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         running = pool.submit(build, site, cluster.address)
-        started(1, running)
+        until_started(marks, running)
         cluster.add_worker("second")
         os.killpg(cluster.workers["first"].pid, signal.SIGKILL)
-        started(2, running)  # again, on the second
+        until_started(marks, running, times=2)  # again, on the second
         second = cluster.address_of("second")
         os.killpg(cluster.workers["second"].pid, signal.SIGKILL)
         result = running.result(timeout=180)
@@ -280,18 +282,10 @@ def test_a_session_whose_worker_is_killed_twice_fails_naming_its_page_never_a_wr
 
 def test_a_scheduler_killed_mid_session_fails_the_build_naming_it(tmp_path, cluster):
     cluster.add_worker("only")
-    site = tmp_path / "site"
-    (site / "docs").mkdir(parents=True)
-    config = site_config("dask", f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: {WAIT_S}")
-    (site / "mkdocs.yml").write_text(config + "nav: [s.md]\n")
-    marks = tmp_path / "marks"
-    (site / "docs" / "s.md").write_text(SLOW.format(marks=str(marks)))
+    site, marks = slow_site(tmp_path, WAIT_S)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         running = pool.submit(build, site, cluster.address)
-        deadline = time.monotonic() + 120
-        while not marks.exists():
-            assert time.monotonic() < deadline and not running.done(), "the block never started"
-            time.sleep(0.05)
+        until_started(marks, running)
         started = time.monotonic()
         os.killpg(cluster.processes[0].pid, signal.SIGKILL)  # the scheduler
         result = running.result(timeout=180)

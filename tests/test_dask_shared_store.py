@@ -11,7 +11,6 @@ so it does after two ``SHARD=k/2`` builds on the cluster.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +22,12 @@ from build_support.settings import EXECUTOR_ENV, RENDER_ONLY_ENV, SHARD_ENV
 from testkit.build import mkdocs_build
 from testkit.dask_cluster import Cluster, ran_on_cluster, started
 from testkit.s3_store import BUCKET, SESSIONS_PAGE, build_env, s3_server
-from testkit.small_site import site_config
+from testkit.small_site import checkout_elsewhere, from_env
+from testkit.small_site import write_site as write_small_site
 
 PAGES = {
-    "a": SESSIONS_PAGE,
-    "g": """\
+    "a.md": SESSIONS_PAGE,
+    "g.md": """\
 # G
 
 ```python exec="on" id="on-gpu"
@@ -41,19 +41,14 @@ print("its session", os.environ.get("XLA_FLAGS"))
 """,
 }
 GPU_FRONT = "---\nexecution: {gpu: true}\n---\n"
-SETTINGS = (
-    f"executor: !ENV {EXECUTOR_ENV}, executor_wait_s: 20, shared_store: !ENV COURSE_SHARED_STORE, "
-    f"shared_store_mode: !ENV [COURSE_SHARED_STORE_MODE, read-write], "
-    f"render_only: !ENV {RENDER_ONLY_ENV}, shard: !ENV {SHARD_ENV}"
+SETTINGS = "executor_wait_s: 20, " + from_env(
+    "executor", "shared_store", "shared_store_mode", "render_only", "shard"
 )
 
 
 def write_site(root: Path, gpu_front: bool) -> Path:
-    (root / "docs").mkdir(parents=True)
-    (root / "mkdocs.yml").write_text(site_config("combined", SETTINGS) + "nav: [a.md, g.md]\n")
-    (root / "docs" / "a.md").write_text(PAGES["a"])
-    (root / "docs" / "g.md").write_text((GPU_FRONT if gpu_front else "") + PAGES["g"])
-    return root
+    pages = PAGES | {"g.md": (GPU_FRONT if gpu_front else "") + PAGES["g.md"]}
+    return write_small_site(root, "combined", pages, SETTINGS)
 
 
 def build(site: Path, fresh: bool = False, **env: str) -> subprocess.CompletedProcess:
@@ -67,6 +62,16 @@ def build(site: Path, fresh: bool = False, **env: str) -> subprocess.CompletedPr
 
 def executed(stderr: str) -> set[str]:
     return set(re.findall(r"Executed \S+ \S+: (ran|reused)", stderr))
+
+
+def renders_on_another_machine(site: Path, local: Path, url: str, s3, tmp_path: Path) -> None:
+    """Another machine: a checkout of ``site`` elsewhere, its own empty local store, no
+    cluster, the store at ``url`` read-only: it executes nothing (the GPU page's outputs
+    included), and its site equals the fresh ``local`` build's."""
+    other = checkout_elsewhere(site, tmp_path / "machine-b")
+    rendered = build(other, **{RENDER_ONLY_ENV: "1"} | build_env(url, "read-only", s3.port))
+    assert executed(rendered.stderr) == {"reused"}
+    assert differences(local / "site", other / "site") == []
 
 
 @pytest.fixture(scope="module")
@@ -106,15 +111,7 @@ def test_a_cluster_build_into_s3_equals_a_local_build_and_another_machine_render
     s3.invalidate_cache()
     stored = s3.find(f"{BUCKET}/combined/execution")
     assert stored  # what the cluster ran, written there by the build
-
-    # Another machine: a checkout elsewhere, its own empty local store, no cluster, the
-    # store read-only: it executes nothing, the GPU page's outputs included.
-    other = tmp_path / "machine-b"
-    shutil.copytree(site / "docs", other / "docs")
-    shutil.copy2(site / "mkdocs.yml", other / "mkdocs.yml")
-    rendered = build(other, **{RENDER_ONLY_ENV: "1"} | build_env(url, "read-only", s3.port))
-    assert executed(rendered.stderr) == {"reused"}
-    assert differences(local / "site", other / "site") == []
+    renders_on_another_machine(site, local, url, s3, tmp_path)
     s3.invalidate_cache()
     assert s3.find(f"{BUCKET}/combined/execution") == stored
 
@@ -136,10 +133,4 @@ def test_shards_on_the_cluster_fill_the_store_a_render_only_build_renders(cluste
     assert set(ran) == {"a.md alone", "a.md first, second", "g.md on-gpu", "g.md gpu-session"}
     assert {ran["g.md on-gpu"][0], ran["g.md gpu-session"][0]} == {gpu}
     assert gpu not in {ran["a.md alone"][0], ran["a.md first, second"][0]}
-
-    other = tmp_path / "machine-b"
-    shutil.copytree(site / "docs", other / "docs")
-    shutil.copy2(site / "mkdocs.yml", other / "mkdocs.yml")
-    rendered = build(other, **{RENDER_ONLY_ENV: "1"} | build_env(url, "read-only", s3.port))
-    assert executed(rendered.stderr) == {"reused"}
-    assert differences(local / "site", other / "site") == []
+    renders_on_another_machine(site, local, url, s3, tmp_path)

@@ -24,8 +24,7 @@ from build_support.caching.compare import differences
 from build_support.caching.store import FileStore, decode
 from build_support.cluster import shards
 from build_support.settings import RENDER_ONLY_ENV, SHARD_ENV, SHARED_STORE_ENV
-from testkit.build import mkdocs_build
-from testkit.small_site import DATA_FILE, EXECUTION_HOOK, from_env, hook
+from testkit.small_site import DATA_FILE, EXECUTION_HOOK, build_on, from_env, hook
 from testkit.small_site import write_site as write_small_site
 
 NOTEBOOK = "notebooks/n.py"
@@ -99,14 +98,7 @@ def build(
 ) -> subprocess.CompletedProcess:
     """A build of ``site`` on ``machine`` (its own site and local store), the shared ``store``."""
     env = {SHARED_STORE_ENV: store, RENDER_ONLY_ENV: "", SHARD_ENV: ""} | switches
-    return mkdocs_build(
-        site / "mkdocs.yml",
-        site / f"site-{machine}",
-        fresh=fresh,
-        cache_dir=site / f"store-{machine}",
-        env=env,
-        timeout=180,
-    )
+    return build_on(site, machine, env, fresh=fresh)
 
 
 def executed(stderr: str) -> dict[tuple[str, str], str]:

@@ -20,7 +20,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -37,11 +36,13 @@ from testkit.s3_store import (
     AWS_ENV,
     BUCKET,
     SESSIONS_PAGE,
+    build_env,
     endpoint_options,
     free_port,
     s3_server,
 )
-from testkit.small_site import EXECUTION_HOOK, site_config
+from testkit.small_site import DATA_FILE, EXECUTION_HOOK, build_on, checkout_elsewhere, from_env
+from testkit.small_site import write_site as write_small_site
 
 PAGE = (
     SESSIONS_PAGE
@@ -62,39 +63,13 @@ def s3() -> Iterator:
 
 
 def write_site(root: Path) -> Path:
-    (root / "docs").mkdir(parents=True)
-    settings = (
-        f"shared_store: !ENV {SHARED_STORE_ENV}, "
-        f"shared_store_mode: !ENV [{SHARED_STORE_MODE_ENV}, read-write]"
-    )
-    (root / "mkdocs.yml").write_text(site_config("shared", settings) + "nav: [a.md]\n")
-    (root / "docs" / "a.md").write_text(PAGE)
-    (root / "docs" / "data.txt").write_text("read from the project's docs/")
-    return root
-
-
-def clone(site: Path, root: Path) -> Path:
-    """Another machine's checkout of ``site``: elsewhere, without its sites and stores."""
-    shutil.copytree(site / "docs", root / "docs")
-    shutil.copy2(site / "mkdocs.yml", root / "mkdocs.yml")
-    return root
+    settings = from_env("shared_store", "shared_store_mode")
+    return write_small_site(root, "shared", {"a.md": PAGE}, settings, files=DATA_FILE)
 
 
 def build(site: Path, machine: str, url: str, mode: str, port: int):
     """A build of ``site`` on ``machine`` (its own local store), the shared store at ``url``."""
-    env = AWS_ENV | {
-        SHARED_STORE_ENV: url,
-        SHARED_STORE_MODE_ENV: mode,
-        OPTIONS_ENV: json.dumps(endpoint_options(port)),
-    }
-    result = mkdocs_build(
-        site / "mkdocs.yml",
-        site / f"site-{machine}",
-        fresh=False,
-        cache_dir=site / f"store-{machine}",
-        env=env,
-        timeout=120,
-    )
+    result = build_on(site, machine, build_env(url, mode, port), timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
@@ -118,6 +93,17 @@ def warnings_of(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("cache warning:")]
 
 
+def one_unreadable_warning(stderr: str, url: str, error: str) -> None:
+    """The build warned once, that the store at ``url`` cannot be read (``error``: a regex)."""
+    lines = warnings_of(stderr)
+    assert len(lines) == 1, lines
+    assert re.fullmatch(
+        rf"cache warning: shared store {re.escape(url)}: cannot be read \({error}\): a miss, "
+        "and not asked again this build",
+        lines[0],
+    ), lines
+
+
 @pytest.fixture(scope="module")
 def filled(s3, tmp_path_factory):
     """Machine A's build, the shared store read-write: it ran every block and stored them."""
@@ -135,7 +121,7 @@ def test_machine_b_reuses_every_output_from_the_shared_store_and_writes_none(s3,
     assert any("/execution/" in path for path in stored), sorted(stored)
     assert not any("/pages/" in path or "/reach/" in path for path in stored)  # local caches
 
-    other = clone(site, tmp_path)  # another checkout, at another path, its store empty
+    other = checkout_elsewhere(site, tmp_path)  # at another path, its store empty
     result = build(other, "b", url, "read-only", s3.port)
     assert executed(result.stderr) == dict.fromkeys(BLOCKS, "reused"), result.stderr[-3000:]
     assert warnings_of(result.stderr) == []
@@ -202,13 +188,7 @@ def test_an_unreachable_shared_store_is_a_miss_with_one_warning(s3, filled):
     dead = free_port()  # nothing listens there
     result = build(site, "d", url, "read-write", dead)
     assert executed(result.stderr) == dict.fromkeys(BLOCKS, "ran")
-    lines = warnings_of(result.stderr)
-    assert len(lines) == 1, lines
-    assert re.fullmatch(
-        rf"cache warning: shared store {re.escape(url)}: cannot be read "
-        r"\(EndpointConnectionError: .*\): a miss, and not asked again this build",
-        lines[0],
-    ), lines
+    one_unreadable_warning(result.stderr, url, "EndpointConnectionError: .*")
     assert shown(site, "d") == shown(site, "a")
 
 
@@ -217,10 +197,9 @@ def test_a_bucket_that_does_not_exist_is_a_miss_with_one_warning(s3, filled):
     url = "s3://no-such-bucket/course"
     result = build(site, "e", url, "read-write", s3.port)
     assert executed(result.stderr) == dict.fromkeys(BLOCKS, "ran")
-    assert warnings_of(result.stderr) == [
-        f"cache warning: shared store {url}: cannot be read (FileNotFoundError: The specified "
-        "bucket does not exist): a miss, and not asked again this build"
-    ]
+    one_unreadable_warning(
+        result.stderr, url, re.escape("FileNotFoundError: The specified bucket does not exist")
+    )
     assert not s3.exists("no-such-bucket")  # and nothing made it
 
 
@@ -237,27 +216,19 @@ def test_an_endpoint_that_is_no_store_is_a_miss_with_one_warning(filled, tmp_pat
         server.shutdown()
         server.server_close()
     assert executed(result.stderr) == dict.fromkeys(BLOCKS, "ran")
-    lines = warnings_of(result.stderr)
-    assert len(lines) == 1, lines
-    assert re.fullmatch(
-        rf"cache warning: shared store {re.escape(url)}: cannot be read "
-        r"\(FileNotFoundError: .*\): a miss, and not asked again this build",
-        lines[0],
-    ), lines
+    one_unreadable_warning(result.stderr, url, "FileNotFoundError: .*")
 
 
 def test_a_build_that_names_no_shared_store_imports_neither_fsspec_nor_s3fs(tmp_path):
-    (tmp_path / "docs").mkdir()
     probe = tmp_path / "probe.py"
     probe.write_text(
         "import sys\n\n\ndef on_post_build(config):\n"
         "    names = sorted(m for m in sys.modules if m.split('.')[0] in ('fsspec', 's3fs'))\n"
         "    print('imported:', names, file=sys.stderr)\n"
     )
-    config = site_config("plain", hooks=(EXECUTION_HOOK, probe))
-    (tmp_path / "mkdocs.yml").write_text(config + "nav: [a.md]\n")
-    (tmp_path / "docs" / "a.md").write_text(PAGE)
-    (tmp_path / "docs" / "data.txt").write_text("data")
+    write_small_site(
+        tmp_path, "plain", {"a.md": PAGE}, files=DATA_FILE, hooks=(EXECUTION_HOOK, probe)
+    )
     env = {SHARED_STORE_ENV: "", OPTIONS_ENV: ""}
     result = mkdocs_build(tmp_path / "mkdocs.yml", tmp_path / "site", env=env, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
