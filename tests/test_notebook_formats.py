@@ -138,6 +138,7 @@ def test_notebooks_of_every_format_become_pages_as_their_authors_meant_them(buil
     for uri in NOTEBOOKS:
         check_no_literal_myst_no_prompts_and_every_anchor_on_the_page(built, uri)
     check_myst_roles_directives_and_targets_become_what_they_mean(built)
+    check_a_reference_to_nothing_on_the_site_is_said_at_build_time(built)
     check_the_download_line_says_what_is_true_of_each_notebook(built)
 
 
@@ -258,6 +259,28 @@ def check_myst_roles_directives_and_targets_become_what_they_mean(built):
     assert "colab-badge.svg" not in page
     ids = re.findall(r'<h2 id="([^"]+)"', page)
     assert ids == ["cells", "cells_1"]  # two headings of one name, two ids
+    # A label ending one cell: a {ref} to it shows the heading opening the next, as Sphinx does
+    assert '<a href="#across-cells">A heading in the next cell</a>' in page
+
+
+def check_a_reference_to_nothing_on_the_site_is_said_at_build_time(built):
+    """Shown as Sphinx shows it (its title, else its target, as text: never braces), and said
+    in one line naming the notebook and the cell, in every format and whether or not the run
+    was reused; not a failure (JAX's tutorials name JAX's other pages)."""
+    _, fresh, cached = built
+    for uri in ("notebooks/tags-and-myst.md", "notebooks/tags-as-ipynb.ipynb"):
+        for log in (fresh.stderr, cached.stderr):
+            lines = [
+                re.sub(r"^INFO\s+-\s+", "", line)
+                for line in log.splitlines()
+                if f"notebook {uri}: cell " in line and line.startswith("INFO")
+            ]
+            assert sorted(lines) == [
+                f"notebook {uri}: cell 1: {{doc}}`a page not on the site <missing-page>` names "
+                "no page of the site: shown as the text 'a page not on the site'",
+                f"notebook {uri}: cell 1: {{ref}}`nowhere-label` names no label of the site: "
+                "shown as the text 'nowhere-label'",
+            ]  # the references that resolve (a label across cells too) are not named
 
 
 def check_the_download_line_says_what_is_true_of_each_notebook(built):

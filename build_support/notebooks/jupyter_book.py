@@ -63,6 +63,7 @@ class Rendered:
     content: str
     headings: list[myst.Heading]
     title: str | None
+    unresolved: list[str]  # "cell N: {ref}`label`: no such label on the site", one a reference
 
 
 def _tags(cell) -> set[str]:
@@ -171,45 +172,52 @@ def _local_only(fragment: str, number: int, where: str) -> str:
 
 
 def render_notebook(notebook, resolver: myst.Resolver) -> Rendered:
-    """The page of ``notebook`` (executed, or as stored): its HTML, headings and title."""
+    """The page of ``notebook`` (executed, or as stored): its HTML, headings and title, and
+    each reference its cells make to nothing on the site, named by cell."""
     language = (
         notebook.get("metadata", {}).get("kernelspec", {}).get("language")
         or notebook.get("metadata", {}).get("language_info", {}).get("name")
         or "python"
     )
     parts: list[str] = []
+    unresolved: list[str] = []
     for number, cell in enumerate(notebook.cells, start=1):
-        tags = _tags(cell)
-        if "remove-cell" in tags:
-            continue
-        source = _text(cell.get("source", ""))
-        if cell.cell_type == "markdown":
-            shown = myst.render(source, resolver, cell.get("attachments"))
-            parts.append(_local_only(shown, number, "Markdown"))
-            continue
-        if cell.cell_type != "code":
-            continue  # a raw cell is for another output format
-        anchor = f"cell-{number}"
-        resolver.ids.add(anchor)
-        inner = []
-        if "remove-input" not in tags and source.strip():
-            listing = myst.highlighted(source, language)
-            inner.append(
-                _folded("Show code cell source", listing) if "hide-input" in tags else listing
-            )
-        if "remove-output" not in tags:
-            outputs = "".join(_output(output, resolver) for output in cell.get("outputs", []))
-            outputs = _local_only(outputs, number, "output")
-            if outputs and "hide-output" in tags:
-                outputs = _folded("Show code cell output", outputs)
-            inner.append(outputs)
-        if any(inner):
-            parts.append(f'<div class="notebook-cell" id="{anchor}">\n{"".join(inner)}</div>\n')
+        parts.append(_cell(cell, number, language, resolver))
+        unresolved += [f"cell {number}: {what}" for what in resolver.unresolved]
+        resolver.unresolved.clear()
     ran_on = notebook.get("metadata", {}).get("course", {}).get("ran_on", "")
     if ran_on and "computed on" not in "".join(parts):  # the build's words, where it said none
         parts.append(f'<p class="run-label">{html.escape(ran_on)}</p>\n')
     title = next((h.name for h in resolver.headings if h.level == 1), None)
-    return Rendered("".join(parts), resolver.headings, title)
+    return Rendered("".join(parts), resolver.headings, title, unresolved)
+
+
+def _cell(cell, number: int, language: str, resolver: myst.Resolver) -> str:
+    """One cell as its page shows it (nothing where its tags remove it)."""
+    tags = _tags(cell)
+    if "remove-cell" in tags:
+        return ""
+    source = _text(cell.get("source", ""))
+    if cell.cell_type == "markdown":
+        shown = myst.render(source, resolver, cell.get("attachments"))
+        return _local_only(shown, number, "Markdown")
+    if cell.cell_type != "code":
+        return ""  # a raw cell is for another output format
+    anchor = f"cell-{number}"
+    resolver.ids.add(anchor)
+    inner = []
+    if "remove-input" not in tags and source.strip():
+        listing = myst.highlighted(source, language)
+        inner.append(_folded("Show code cell source", listing) if "hide-input" in tags else listing)
+    if "remove-output" not in tags:
+        outputs = "".join(_output(output, resolver) for output in cell.get("outputs", []))
+        outputs = _local_only(outputs, number, "output")
+        if outputs and "hide-output" in tags:
+            outputs = _folded("Show code cell output", outputs)
+        inner.append(outputs)
+    if not any(inner):
+        return ""
+    return f'<div class="notebook-cell" id="{anchor}">\n{"".join(inner)}</div>\n'
 
 
 def toc_tokens(headings: list[myst.Heading]) -> list[dict]:

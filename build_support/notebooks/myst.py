@@ -12,14 +12,16 @@ literal braces:
   ``$$...$$`` and ``{math}`` become MathML in the page: ``tex.py``),
   ``{image}``/``{figure}`` an image; ``{toctree}`` and ``{contents}`` nothing; any other
   directive its body;
-- ``(label)=`` an anchor; ``{ref}`` and ``{doc}`` a link where the target is on the site, its
-  text otherwise; ``{term}``, ``{math}``, ``{sub}``, ``{sup}``, ``{kbd}``, ``{abbr}`` what they
-  mean; any other role (``{func}``, ``{class}``, ``{code}``, ...) inline code, as Sphinx shows
-  it (``~`` keeps the last name, functions end in ``()``);
+- ``(label)=`` an anchor; ``{ref}`` and ``{doc}`` a link where the target is on the site (a
+  ``{ref}`` to a label before a heading shows the heading's text, even in the next Markdown
+  cell; ``{ref}`Title <label>``` its title), its title or target as text otherwise, said at
+  build time (``Resolver.unresolved``); ``{term}``, ``{math}``, ``{sub}``, ``{sup}``,
+  ``{kbd}``, ``{abbr}`` what they mean; any other role (``{func}``, ``{class}``, ``{code}``,
+  ...) inline code, as Sphinx shows it (``~`` keeps the last name, functions end in ``()``);
 - headings get ids as the site's other pages do (Python-Markdown's ``toc`` slug, unique on the
   page) and a permalink; each is listed for the page's table of contents;
 - a link to another page of the site (``other.md``, ``other.ipynb``, a label) becomes its URL;
-  one to nothing on the site, its text;
+  one to nothing on the site, its text (said at build time, as an unresolved ``{ref}``);
 - an image on another host (a Colab badge, a remote figure) becomes its alt text: the site
   loads nothing from another host (``jupyter_book.remote_loads`` fails the build on any other
   such request a cell's HTML makes).
@@ -77,12 +79,14 @@ class Resolver:
 
     ``label``: a ``(label)=`` target (for ``{ref}`` and links naming a label); ``document``: a
     ``{doc}`` path or a link's relative path, from the page's own folder; ``ids``: the ids taken
-    on the page (headings, targets, cells), kept unique."""
+    on the page (headings, targets, cells), kept unique; ``unresolved``: each role or link that
+    found nothing, as the author wrote it (``jupyter_book.py`` names its cell at build time)."""
 
     label: Callable[[str], tuple[str, str] | None] = lambda name: None
     document: Callable[[str], tuple[str, str] | None] = lambda path: None
     ids: set[str] = field(default_factory=set)
     headings: list[Heading] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)  # each reference to nothing on the site
 
 
 def _parser():
@@ -208,6 +212,9 @@ def _resolve_links(tokens, resolver: Resolver, env) -> None:
             token.attrSet(attribute, url)
         elif token.type == "link_open":
             token.meta["drop"] = True
+            resolver.unresolved.append(
+                f"the link to {href!r} names no page or label of the site: shown as its text"
+            )
 
 
 def _attachment(token, href: str, env) -> None:
@@ -298,6 +305,12 @@ def _role(self, tokens, idx, options, env):
         look = resolver.label if name in ("ref", "numref", "any") else resolver.document
         found = look(target.strip())
         text = html.escape(title or (found[1] if found else target.strip()))
+        if found is None:  # shown as Sphinx shows it: its title, else its target, as text
+            what = "page" if look is resolver.document else "label"
+            resolver.unresolved.append(
+                f"{{{name}}}`{content}` names no {what} of the site: shown as the text "
+                f"{html.unescape(text)!r}"
+            )
         return f'<a href="{html.escape(found[0])}">{text}</a>' if found else text
     if name == "term":
         return html.escape(title or target)

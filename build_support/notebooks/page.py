@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import re
 from collections.abc import Callable
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,8 @@ RUNNING_NOTICE = (
 )
 """Under ``mkdocs serve``, at the top of a notebook's page while its run goes on: the served
 site is always a whole build, and says which of its outputs are still running."""
+
+log = logging.getLogger("mkdocs.hooks.execution")
 
 # What turns an executed notebook into its page: their versions are in the page's key.
 NOTEBOOK_RENDERERS = ("mkdocs-jupyter", "nbconvert", "mistune", "pygments")
@@ -207,6 +211,8 @@ def _render_as_jupyter_book(build: BuildState, page, files) -> None:
         content = tex.as_mathml(rendered.content, Cache.for_project("math", build.project_root))
     except (jupyter_book.NotebookPageError, tex.TexError) as error:
         raise PluginError(f"notebook {src_uri}: {error}") from error
+    for unresolved in rendered.unresolved:  # as Sphinx says it, but not a failure: a tutorial
+        log.info("notebook %s: %s", src_uri, unresolved)  # names its own project's other pages
     page.content = (RUNNING_NOTICE if running else "") + content
     page.toc = get_toc(jupyter_book.toc_tokens(rendered.headings))
     page._title_from_render = rendered.title  # MkDocs' own: a nav title comes first
@@ -216,17 +222,20 @@ def _render_as_jupyter_book(build: BuildState, page, files) -> None:
 
 def _labels(build: BuildState) -> dict[str, tuple[str, str]]:
     """Every ``(label)=`` target of the build's ``.ipynb`` and MyST notebooks: its page and the
-    title a ``{ref}`` to it shows; read once per build, from the sources."""
+    title a ``{ref}`` to it shows; read once per build, from the sources. Markdown cells in a
+    row are read as one text, as Sphinx reads the notebook: a target ending one cell names the
+    heading that opens the next."""
     if build.notebooks.labels is None:
         labels: dict[str, tuple[str, str]] = {}
         for src_uri in build.notebooks.kinds:
             if src_uri not in build.notebooks.jupyter_book or src_uri not in build.notebooks.paths:
                 continue
             notebook = kernels.read_notebook(build.notebooks.paths[src_uri])
-            for cell in notebook.cells:
-                if cell.cell_type == "markdown":
-                    for label, title in myst.targets(cell.source):
-                        labels.setdefault(label, (src_uri, title))
+            cells = groupby(notebook.cells, key=lambda cell: cell.cell_type == "markdown")
+            for markdown, run in cells:
+                text = "\n\n".join(cell.source for cell in run) if markdown else ""
+                for label, title in myst.targets(text):
+                    labels.setdefault(label, (src_uri, title))
         build.notebooks.labels = labels
     return build.notebooks.labels
 
