@@ -27,9 +27,18 @@ function focusableCodeBlocks() {
     if (code.scrollWidth > code.clientWidth) code.tabIndex = 0;
   }
 }
+// Formulas: a notebook's display formula wider than the column scrolls in its own box
+// (course.css); measured as code is, it takes a tab stop wherever it scrolls.
+function focusableFormulas() {
+  for (const box of document.querySelectorAll(".md-typeset .notebook-math:not([tabindex])")) {
+    if (box.scrollWidth > box.clientWidth) box.tabIndex = 0;
+  }
+}
 const whenIdle = window.requestIdleCallback || ((callback) => setTimeout(callback, 1));
 if (typeof document$ !== "undefined") {
   document$.subscribe(() => whenIdle(focusableCodeBlocks));
+  document$.subscribe(() => whenIdle(focusableFormulas));
 } else {
   window.addEventListener("load", () => whenIdle(focusableCodeBlocks));
+  window.addEventListener("load", () => whenIdle(focusableFormulas));
 }
