@@ -211,6 +211,8 @@ class Cluster:
     # ------------------------------------------------------------------ one job
 
     def _run(self, job: Job) -> None:
+        from .. import settings
+
         client = self._connected()
         limits = self.limits()
         within = sum(r.seconds for r in job.requests) + START_TIMEOUT_S + JOB_SLACK_S
@@ -226,6 +228,7 @@ class Cluster:
             "variable_prefixes": list(FORWARDED),
             "kept": list(GPU_KEPT) if job.gpu else [],
             "within_s": within,
+            "fresh": settings.current(self.project_root).fresh,  # no compiled shape reused
         }
         try:
             result = self._ran(client, job, payload, within)
@@ -284,13 +287,18 @@ class Cluster:
             key=f"course-job-{uuid.uuid4().hex}",
         )
         deadline = time.monotonic() + within + self.wait_s
+        # Waited for by its callback, not by ``result(timeout=...)``: distributed's sync() wait,
+        # cancelled rather than timed out (under load, 1 job in 300 here), raised
+        # UnboundLocalError ("cannot access local variable 'result'") for the job's failure.
+        ended = threading.Event()
+        task.add_done_callback(lambda _: ended.set())
         while True:
-            try:
-                return task.result(timeout=_WATCH_S)
-            except TimeoutError:
-                lost = False
-            except CancelledError:  # by the scheduler: the bundle it needs went with them
-                lost = True
+            lost = False
+            if ended.wait(_WATCH_S):
+                try:
+                    return task.result()
+                except CancelledError:  # by the scheduler: the bundle it needs went with them
+                    lost = True
             now = time.monotonic()
             if client.status != "running":  # the scheduler itself is gone: no worker is asked
                 task.cancel()

@@ -260,9 +260,13 @@ def serve() -> None:
     ``LocalExecutor`` forks warm; its answer written as a JSON line to stdout. Ends with the
     Dask worker: at the end of stdin, or by a death signal."""
     from build_support import process_tree
+    from build_support.caching import compile_cache
     from build_support.execution import executor
 
     process_tree.die_with_parent()
+    # JAX's compiled shapes in the Dask worker's local directory (the bundle's folder is in
+    # it), as the build keeps them in its store; pruned as the build prunes them, once here
+    compiled = compile_cache.directory(Path.cwd().parent.parent)
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # a stray print goes to stderr, never among the answers
     consoles = Consoles(sys.stderr)
@@ -272,7 +276,7 @@ def serve() -> None:
     def one(message: dict[str, Any]) -> None:
         consoles.start()
         try:
-            result = run_requests(message["job"], local)
+            result = run_requests(message["job"], local, compiled)
         except Exception as error:
             result = {"failed": f"{type(error).__name__}: {error}"}
         result["console"] = consoles.end()
@@ -285,10 +289,11 @@ def serve() -> None:
     local.close()
 
 
-def run_requests(job: dict[str, Any], local: Any) -> dict[str, Any]:
+def run_requests(job: dict[str, Any], local: Any, compiled: str) -> dict[str, Any]:
     """In the job server: the job's blocks, in order, in one worker under the build's limits,
     taken from ``local`` (a ``LocalExecutor``: forked from its warm template, for the bundle's
-    package); each one's reply, or its failure as ``BlockError`` says it."""
+    package), with JAX's compiled shapes in ``compiled`` (none for a ``FRESH=1`` build, which
+    reuses nothing); each one's reply, or its failure as ``BlockError`` says it."""
     import time
 
     import build_support
@@ -299,7 +304,8 @@ def run_requests(job: dict[str, Any], local: Any) -> dict[str, Any]:
     limits = executor.Limits(*job["limits"])
     requests = job["requests"]
     package_dir = str(code_from / PACKAGE)
-    worker = local.take(limits, package_dir, None, requests[0]["code"], code_from.name)
+    cache = None if job["fresh"] else compiled
+    worker = local.take(limits, package_dir, cache, requests[0]["code"], code_from.name)
     results: list[dict[str, Any]] = []
     try:
         for request in job["requests"]:
