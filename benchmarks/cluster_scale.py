@@ -3,8 +3,8 @@ blocks each (its page generator), in throw-away copies of the project, built:
 
 - cold on this machine's workers (the run ahead, one session per core) and cold on a 2-worker
   loopback Dask cluster (``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1,
-  each running one job at a time: the same cores), in turns; target: the cluster at most 1.2x
-  local;
+  each running one job at a time: the same cores; a new cluster for each build), in turns,
+  --cold-repeats times (medians); target: the cluster at most 1.2x local;
 - render-only (``RENDER_ONLY=1``) on another copy (machine B: an empty local store, the local
   cold build's store shared with it read-only, ``file://``), its first build (every entry
   copied from the shared store) and then --repeats more, against the same pages unexecuted
@@ -16,7 +16,7 @@ blocks each (its page generator), in throw-away copies of the project, built:
 Figures and targets are printed, met or missed; nothing is asserted on a time. The machine's
 load average is printed: on a shared machine, read the ratios, each of builds run in turns.
 
-    python benchmarks/cluster_scale.py [--pages 40] [--repeats 3]
+    python benchmarks/cluster_scale.py [--pages 40] [--repeats 3] [--cold-repeats 1]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -87,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3, help="render-only and unexecuted builds")
+    parser.add_argument("--cold-repeats", type=int, default=1, help="cold builds of each, in turns")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,14 +97,18 @@ def main() -> None:
             for name in ("local", "cluster", "render", "plain")
         }
         shared = f"file://{copies['local'] / '.cache'}"  # machine A's store, B's shared one
-        local = build(copies["local"])
-        print(f"# local cold build: {local[0]:.1f} s ({local[2]} of {local[1]} ran)", flush=True)
-        with started(Path(tmp, "dask")) as cluster:
-            for name in ("one", "two"):
-                cluster.add_worker(name, nthreads=1)
-            on_cluster = build(copies["cluster"], **{EXECUTOR_ENV: cluster.address})
-        jobs = len(ran_on_cluster(on_cluster[3]))
-        print(f"# cluster cold build: {on_cluster[0]:.1f} s ({jobs} jobs on it)", flush=True)
+        locals_, clusters = [], []
+        for turn in range(args.cold_repeats):
+            locals_.append(cold(copies["local"]))
+            with started(Path(tmp, f"dask-{turn}")) as cluster:
+                for name in ("one", "two"):
+                    cluster.add_worker(name, nthreads=1)
+                clusters.append(cold(copies["cluster"], **{EXECUTOR_ENV: cluster.address}))
+            print(
+                f"# cold builds, turn {turn + 1}: local {locals_[-1][0]:.1f} s, cluster "
+                f"{clusters[-1][0]:.1f} s ({len(ran_on_cluster(clusters[-1][3]))} jobs on it)",
+                flush=True,
+            )
         from_shared = {SHARED_STORE_ENV: shared, SHARED_STORE_MODE_ENV: "read-only"}
         render_env = from_shared | {RENDER_ONLY_ENV: "1"}
         first = build(copies["render"], **render_env)
@@ -113,22 +119,35 @@ def main() -> None:
             unexecuted.append(build(copies["plain"])[0])
         durations = durations_of(copies["render"])
     load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
-    report(args, local, on_cluster, jobs, first, rendered, unexecuted, durations, load)
+    report(args, locals_, clusters, first, rendered, unexecuted, durations, load)
 
 
-def report(args, local, on_cluster, jobs, first, rendered, unexecuted, durations, load) -> None:
-    seconds, outputs, ran, _ = local
+def cold(project: Path, **env: str) -> tuple[float, int, int, str]:
+    """A build of ``project`` with its store emptied (outputs, wheel, compiled shapes)."""
+    shutil.rmtree(project / ".cache", ignore_errors=True)
+    return build(project, **env)
+
+
+def report(args, locals_, clusters, first, rendered, unexecuted, durations, load) -> None:
+    seconds = statistics.median(run[0] for run in locals_)
+    on_cluster = statistics.median(run[0] for run in clusters)
+    _, outputs, ran, _ = locals_[0]
+    jobs = len(ran_on_cluster(clusters[0][3]))
     print(
         f"# benchmarks/cluster_scale.py: {args.pages} pages x {len(course_scale.BLOCKS)} blocks "
-        f"({outputs} outputs in all, the section's included); {load}"
+        f"({outputs} outputs in all, the section's included); cold builds: medians of "
+        f"{args.cold_repeats}, in turns; {load}"
     )
-    print(f"cold, local workers:       {seconds:7.2f} s   ({ran} of {outputs} ran)")
-    ratio = on_cluster[0] / seconds
+    print(
+        f"cold, local workers:       {seconds:7.2f} s   ({ran} of {outputs} ran; runs: "
+        f"{_runs(locals_)})"
+    )
+    ratio = on_cluster / seconds
     verdict = "met" if ratio <= MAX_CLUSTER_RATIO else "MISSED"
     print(
-        f"cold, 2-worker Dask cluster: {on_cluster[0]:5.2f} s   ({on_cluster[2]} of "
-        f"{on_cluster[1]} ran, {jobs} jobs on the cluster; {ratio:.2f}x local on the same "
-        f"cores, target <= {MAX_CLUSTER_RATIO}x: {verdict})"
+        f"cold, 2-worker Dask cluster: {on_cluster:5.2f} s   ({clusters[0][2]} of "
+        f"{clusters[0][1]} ran, {jobs} jobs on the cluster; runs: {_runs(clusters)}; "
+        f"{ratio:.2f}x local on the same cores, target <= {MAX_CLUSTER_RATIO}x: {verdict})"
     )
     if any(run[2] for run in (first, *rendered)):
         raise SystemExit("a render-only build ran outputs: it must execute nothing")

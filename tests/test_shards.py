@@ -291,3 +291,13 @@ def test_a_value_the_store_lacks_fails_a_render_only_build_at_once_once_pages_re
     build.ahead.cluster = other
     owner = shards.by_name("value v", 2)
     assert shards.value_left(build, "v") == (owner != 1)  # a shard computes its own alone
+
+
+def test_the_cluster_benchmark_states_its_targets():
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "cluster_scale.py"
+    said = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "usage:" in said and "--cold-repeats" in said and "--pages" in said
+    text = script.read_text(encoding="utf-8")
+    assert "MAX_CLUSTER_RATIO = 1.2" in text and "MAX_RENDER_ONLY_RATIO = 1.1" in text
