@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -90,6 +91,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="render-only and unexecuted builds")
     parser.add_argument("--cold-repeats", type=int, default=1, help="cold builds of each, in turns")
     args = parser.parse_args()
+    # Stopped (kill, a closed terminal): the cluster and the copies are cleaned up, as on Ctrl-C
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("cluster_scale.py: stopped (SIGTERM)"))
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         copies = {
