@@ -129,18 +129,22 @@ def render(text: str, resolver: Resolver, attachments: dict | None = None) -> st
     return md.renderer.render(tokens, md.options, env)
 
 
-def targets(text: str) -> list[tuple[str, str]]:
-    """The ``(label)=`` targets of ``text``, each with the title a ``{ref}`` to it shows: the
-    heading right after it, else the label."""
+def targets(text: str, after: str = "") -> list[tuple[str, str]]:
+    """The ``(label)=`` targets of ``text`` (a cell), each with the title a ``{ref}`` to it
+    shows: the heading right after it, else the label. A target that ends the cell names the
+    heading opening ``after`` (the next cell, where it is Markdown), as Sphinx reads a
+    notebook: each cell parsed alone, into one document."""
     tokens = _md().parse(text, {})
     found = []
     for index, token in enumerate(tokens):
         if token.type != "myst_target":
             continue
-        following = next((t for t in tokens[index + 1 :] if t.type != "myst_target"), None)
+        rest = [t for t in tokens[index + 1 :] if t.type != "myst_target"]
+        if not rest and after:
+            rest = _md().parse(after, {})
         title = token.content.strip()
-        if following is not None and following.type == "heading_open":
-            title = _plain(tokens[tokens.index(following) + 1].children or [])
+        if rest and rest[0].type == "heading_open":
+            title = _plain(rest[1].children or [])
         found.append((token.content.strip(), title))
     return found
 

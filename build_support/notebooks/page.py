@@ -19,7 +19,6 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -222,19 +221,19 @@ def _render_as_jupyter_book(build: BuildState, page, files) -> None:
 
 def _labels(build: BuildState) -> dict[str, tuple[str, str]]:
     """Every ``(label)=`` target of the build's ``.ipynb`` and MyST notebooks: its page and the
-    title a ``{ref}`` to it shows; read once per build, from the sources. Markdown cells in a
-    row are read as one text, as Sphinx reads the notebook: a target ending one cell names the
-    heading that opens the next."""
+    title a ``{ref}`` to it shows (``myst.targets``); read once per build, from the sources."""
     if build.notebooks.labels is None:
         labels: dict[str, tuple[str, str]] = {}
         for src_uri in build.notebooks.kinds:
             if src_uri not in build.notebooks.jupyter_book or src_uri not in build.notebooks.paths:
                 continue
             notebook = kernels.read_notebook(build.notebooks.paths[src_uri])
-            cells = groupby(notebook.cells, key=lambda cell: cell.cell_type == "markdown")
-            for markdown, run in cells:
-                text = "\n\n".join(cell.source for cell in run) if markdown else ""
-                for label, title in myst.targets(text):
+            cells = notebook.cells
+            for cell, after in zip(cells, [*cells[1:], None], strict=True):
+                if cell.cell_type != "markdown":
+                    continue
+                next_text = after.source if after and after.cell_type == "markdown" else ""
+                for label, title in myst.targets(cell.source, next_text):
                     labels.setdefault(label, (src_uri, title))
         build.notebooks.labels = labels
     return build.notebooks.labels
