@@ -246,3 +246,46 @@ def test_a_render_that_logged_a_warning_is_rendered_again_not_reused(tmp_path):
         )
         # The plain page is kept, then reused; the one that warned is rendered each time.
         assert (renders.reused, len(renders.warned)) == [(0, 0), (1, 0), (0, 1), (0, 1)][turn]
+
+
+@pytest.mark.parametrize("kept", ["in the process (serve)", "in the store (build)"])
+def test_a_template_is_compiled_once_and_again_when_edited_or_compiled_otherwise(tmp_path, kept):
+    """MkDocs makes a new Jinja environment for every build and serve rebuild; the compiled
+    templates are kept by the template's source and the settings the compiler reads
+    (``serve_templates``): in the process under serve, in the store for builds (each build a
+    cache of its own over the same store, as each ``mkdocs build`` process is)."""
+    import jinja2
+
+    from build_support import serve_templates
+
+    (tmp_path / "templates").mkdir()
+    template = tmp_path / "templates" / "page.html"
+    template.write_text("{{ word | upper }}")
+    compiled = []
+
+    class Counting(jinja2.Environment):
+        def _compile(self, source, filename):
+            compiled.append(filename)
+            return super()._compile(source, filename)
+
+    in_process = serve_templates.CompiledTemplates()
+
+    def rebuild(**settings) -> str:
+        env = Counting(loader=jinja2.FileSystemLoader(tmp_path / "templates"), **settings)
+        if kept == "in the store (build)":
+            store = Cache("templates", FileStore(tmp_path / "store"))
+            env.bytecode_cache = serve_templates.StoredTemplates(store)
+        else:
+            env.bytecode_cache = in_process
+        return env.get_template("page.html").render(word="hi")
+
+    assert rebuild() == "HI" and len(compiled) == 1
+    assert rebuild() == "HI" and len(compiled) == 1  # the next build: not compiled again
+    template.write_text("{{ word }}!")
+    assert rebuild() == "hi!" and len(compiled) == 2  # an edited template is compiled again
+    assert rebuild(variable_start_string="[[", variable_end_string="]]") == "{{ word }}!"
+    assert len(compiled) == 3  # another syntax: compiled for it
+    assert rebuild() == "hi!" and len(compiled) == 3
+    assert serve_templates.compile_once(jinja2.Environment()).bytecode_cache is (
+        serve_templates.COMPILED
+    )

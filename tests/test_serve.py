@@ -163,37 +163,3 @@ def test_under_serve_the_watched_files_are_polled_every_tenth_of_a_second(tmp_pa
     assert server.observer is before and len(before.emitters) == 3
     assert set(_polled(server).values()) == {0.5}
     server.server_close()
-
-
-def test_under_serve_a_template_is_compiled_once_a_process_and_again_when_edited(tmp_path):
-    """MkDocs makes a new Jinja environment for every serve rebuild; the compiled templates
-    are kept by the template's source and the settings the compiler reads (serve_templates)."""
-    import jinja2
-
-    from build_support import serve_templates
-
-    template = tmp_path / "page.html"
-    template.write_text("{{ word | upper }}")
-    compiled = []
-
-    class Counting(jinja2.Environment):
-        def _compile(self, source, filename):
-            compiled.append(filename)
-            return super()._compile(source, filename)
-
-    def rebuild(**settings) -> str:
-        env = Counting(loader=jinja2.FileSystemLoader(tmp_path), **settings)
-        env.bytecode_cache = cache  # one cache for every rebuild, as COMPILED is in a process
-        return env.get_template("page.html").render(word="hi")
-
-    cache = serve_templates.CompiledTemplates()
-    assert rebuild() == "HI" and len(compiled) == 1
-    assert rebuild() == "HI" and len(compiled) == 1  # the next rebuild: not compiled again
-    template.write_text("{{ word }}!")
-    assert rebuild() == "hi!" and len(compiled) == 2  # an edited template is compiled again
-    assert rebuild(variable_start_string="[[", variable_end_string="]]") == "{{ word }}!"
-    assert len(compiled) == 3  # another syntax: compiled for it
-    assert rebuild() == "hi!" and len(compiled) == 3
-    assert serve_templates.compile_once(jinja2.Environment()).bytecode_cache is (
-        serve_templates.COMPILED
-    )
