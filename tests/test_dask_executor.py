@@ -232,7 +232,9 @@ def until_started(marks: Path, running: concurrent.futures.Future, times: int = 
     """Until the slow block has started ``times`` times (its build still running)."""
     deadline = time.monotonic() + 120
     while not marks.exists() or marks.read_text().count("started") < times:
-        assert time.monotonic() < deadline and not running.done(), "the block never started"
+        if running.done():
+            raise AssertionError(f"the build ended first:\n{running.result().stderr[-3000:]}")
+        assert time.monotonic() < deadline, "the block never started"
         time.sleep(0.05)
 
 

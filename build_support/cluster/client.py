@@ -182,6 +182,8 @@ class Cluster:
         self.parts: dict[str, Path] = {}  # what the bundle holds, from where (``bundled``)
         self.environment: dict[str, Any] = {}
         self.checked: dict[str, list[str]] = {}  # worker address -> how it differs (or [])
+        self.known: tuple[float, dict[str, dict[str, Any]]] = (-_POLL_S, {})  # ``_workers``
+        self.known_lock = threading.Lock()
         self.closed = False
 
     def submit(self, job: Job) -> Future[None]:
@@ -369,7 +371,7 @@ class Cluster:
             if client.status != "running":  # the scheduler is gone (a worker's loss seen first)
                 raise Unavailable(self._lost())
             eligible = []
-            for address, info in self._workers(client).items():
+            for address, info in self._workers(client, fresh=True).items():
                 has_gpu = bool((info.get("resources") or {}).get("GPU"))
                 if has_gpu == job.gpu and not self._differences(client, address, has_gpu):
                     eligible.append(address)
@@ -387,12 +389,21 @@ class Cluster:
             f"{self.wait_s:g} s (executor_wait_s)" + (f"; {'; '.join(refused)}" if refused else "")
         )
 
-    def _workers(self, client: Any) -> dict[str, dict[str, Any]]:
-        try:
-            info = client.scheduler_info(n_workers=-1)
-        except TypeError:  # an older distributed: every worker, always
-            info = client.scheduler_info()
-        return info.get("workers", {})
+    def _workers(self, client: Any, fresh: bool = False) -> dict[str, dict[str, Any]]:
+        """The cluster's workers; but ``fresh`` (a job about to be sent), as asked of the
+        scheduler within ``_POLL_S``: each job's thread asks every ``_WATCH_S`` while it waits
+        (``scheduler_info`` is a call to the scheduler each time: 64 threads' calls took the
+        cores of a 2-core loopback cluster)."""
+        with self.known_lock:
+            asked_at, known = self.known
+            if not fresh and time.monotonic() - asked_at < _POLL_S:
+                return known
+            try:
+                info = client.scheduler_info(n_workers=-1)
+            except TypeError:  # an older distributed: every worker, always
+                info = client.scheduler_info()
+            self.known = (time.monotonic(), info.get("workers", {}))
+            return self.known[1]
 
     def _differences(self, client: Any, address: str, gpu: bool) -> list[str]:
         """How the worker's environment differs from the build's, checked once a worker (a GPU

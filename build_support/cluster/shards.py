@@ -23,7 +23,8 @@ this machine:
 
 A notebook is a session like any other (``notebook_looked_up``, ``start_notebook``; its
 identity ``<page> notebook``, its duration its stored run's seconds): sliced with the rest, run
-only by its shard, and never by a render-only build, which fails on it, named; a notebook not run
+only by its shard (on its machine: a notebook never goes to a cluster), never by a render-only
+build, which fails on it, named; a notebook not run
 is rendered unexecuted, from its source. A value the prose quotes (``BuildState.cached_value``)
 that the store lacks is left by a shard not its own (``by_name``: the shard's site is not the
 course's), and fails a render-only build, named (``value_left``).
