@@ -92,6 +92,7 @@ def test_the_build_and_serve_benchmarks_state_their_targets():
     for script, target in (
         ("build_time.py", "MAX_NO_CHANGE_RATIO = 2.5"),  # issue 37
         ("serve_latency.py", "MAX_RATIO = 1.5"),
+        ("nav_scale.py", "SERVE_TARGETS = {400: 0.15, 40: 1.0}"),  # issue 50
     ):
         assert "usage:" in run_benchmark(script, "--help")
         assert target in (ROOT / "benchmarks" / script).read_text()
