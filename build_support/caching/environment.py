@@ -232,8 +232,11 @@ class Environment:
         """One digest of what the build's own calls in the package reach (``BUILD_CALLS``:
         the label, the caption, the environment): ``reach.py`` with ``through_package`` False,
         the modules defining them and what they call, ``__init__.py``'s own lines, the data
-        files."""
-        return digest(canonical(self.reached(BUILD_CALLS, through_package=False)))
+        files. The same for every output of a build: computed at the first."""
+        if "build calls digest" not in self._reach:
+            calls = self.reached(BUILD_CALLS, through_package=False)
+            self._reach["build calls digest"] = digest(canonical(calls))
+        return self._reach["build calls digest"]
 
     def described(self, config: Any = None) -> list[tuple[str, str]]:
         """(ingredient, its value in this build) for everything an output's key holds, and what
