@@ -169,16 +169,9 @@ class JobServer:
         self.address, self.lock, self.count, self.ended = address, threading.Lock(), 0, False
         self.waiting: dict[int, Future[dict[str, Any]]] = {}
         self.tail: deque[str] = deque(maxlen=100)  # its last lines on stderr, said if it ends
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", RUN_AS, SERVE],
-            cwd=folder,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-        )
+        pipes = dict.fromkeys(("stdin", "stdout", "stderr"), subprocess.PIPE)
+        command = [sys.executable, "-m", RUN_AS, SERVE]
+        self.process = subprocess.Popen(command, cwd=folder, env=env, encoding="utf-8", **pipes)
         self.console = threading.Thread(target=self._console, daemon=True)
         self.console.start()
         threading.Thread(target=self._answers, daemon=True).start()

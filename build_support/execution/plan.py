@@ -206,8 +206,7 @@ class RunAhead:
         job.future = cluster.submit(job) if cluster else self.run_here(job)
 
     def run_here(self, job: Job) -> Future[None]:
-        """Run ``job`` on this machine, in the pool, after any timing (a cluster's stand-in,
-        ``cluster/shards.py``, runs its slice's jobs so where no cluster is named)."""
+        """Run ``job`` in this machine's pool (``cluster/shards.py`` runs its slice so)."""
         return self.pool.submit(self._run, job)
 
     def claim(self, page: str, session: str) -> RanAheadWorker | Refused | None:

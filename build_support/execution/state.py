@@ -25,18 +25,13 @@ from ..caching import compile_cache
 from ..caching.cache import ExecutionCache, Lookup, key_of
 from ..caching.environment import Environment
 from ..cluster import client as cluster_client
+from ..cluster import shards
 from ..notebooks.kernels import Notebooks, NotebookThreads
 from ..publishing.record import Drift, Output
 from ..publishing.runs import Run, outputs
 from ..section import PACKAGE
 from . import fences
-from .executor import (
-    DEFAULT_TIMEOUT_S,
-    MAX_OUTPUT_BYTES,
-    BlockError,
-    Limits,
-    LocalExecutor,
-)
+from .executor import DEFAULT_TIMEOUT_S, MAX_OUTPUT_BYTES, BlockError, Limits, LocalExecutor
 from .guard import Failing
 from .plan import RunAhead
 
@@ -174,11 +169,8 @@ class BuildState:
     def cached_value(self, name: str, code: str) -> Any:
         """What ``code`` prints as JSON (a value the prose quotes), run in a worker as a block
         alone would be, and cached as one; ``ValueError`` names ``name`` where it fails or prints
-        no JSON. Ask before ``on_post_build``, where the build's workers end. None where the
-        store lacks it and this build computes none (``shards.value_left``: render-only, named
-        in its failure; or another shard's)."""
-        from ..cluster import shards
-
+        no JSON; None where this build computes none (``shards.value_left``). Ask before
+        ``on_post_build``, where the build's workers end."""
         found = self.cache.look_up(self.environment.ingredients(code, value=name))
         if found.entry is not None:
             return found.entry["value"]
