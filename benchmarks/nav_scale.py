@@ -222,8 +222,7 @@ def store_work(config: Path, env: dict[str, str]) -> dict:
 def serve_edits(ours: Path, stock: Path, env: dict[str, str], edits: int) -> dict:
     """``edits`` prose edits to the first synthetic page under ``mkdocs serve``, ours and
     stock's in turns, each timed until the served page shows it."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    import serve_latency
+    import serve_latency  # beside this script, on the path as it runs
 
     marker = "Served prose to edit."
     sites = []

@@ -19,7 +19,6 @@ if importlib.util.find_spec("build_support") is None:  # not installed with the 
 
 from build_support import serve_staging, settings
 from build_support.caching.cache import Cache
-from build_support.caching.store import FileStore
 from build_support.rendering.page_cache import PageRenders, reuse_renders
 from build_support.serve_templates import StoredTemplates
 
@@ -40,7 +39,7 @@ def on_config(config):
 def on_env(env, config, files):
     own = settings.of(config)
     if not serve_staging.SERVE.lock.serving and not own.fresh:  # a serve keeps them in memory
-        env.bytecode_cache = StoredTemplates(Cache("templates", FileStore(Path(own.cache_dir))))
+        env.bytecode_cache = StoredTemplates(Cache("templates", _renders.cache.store))
     return reuse_renders(env, _renders)
 
 
