@@ -84,7 +84,13 @@ def lint_passes(project: Path, module: str) -> None:
 
 
 def files_of(project: Path) -> set[str]:
-    return {p.relative_to(project).as_posix() for p in project.rglob("*") if ".venv" not in p.parts}
+    """The project's files, but its virtual environment's and Python's bytecode caches (written
+    by any run of the project's Python where PYTHONDONTWRITEBYTECODE is unset, as on most
+    machines)."""
+    skipped = {".venv", "__pycache__"}
+    return {
+        p.relative_to(project).as_posix() for p in project.rglob("*") if not skipped & set(p.parts)
+    }
 
 
 def test_a_version_not_in_the_courses_form_fails_the_build_in_one_line(project):
